@@ -1,0 +1,26 @@
+//! Static evaluation: a score in centipawns from the side to move's view.
+//!
+//! Every evaluation sits behind [`Evaluator`], so search, extraction and
+//! matches are written once and the evaluation is chosen at run time (the
+//! USI option `Eval`). A pawn is worth 100.
+//!
+//! ```
+//! use niwatori::eval::{Evaluator, Material};
+//! let pos = rsshogi::board::hirate_position();
+//! assert_eq!(Material::default().evaluate(&pos), 0);
+//! ```
+
+mod material;
+
+pub use material::{Material, MaterialHand, piece_value};
+
+use rsshogi::board::Position;
+
+/// A static evaluation of a position.
+pub trait Evaluator: Send + Sync {
+    /// Score in centipawns from the point of view of the side to move.
+    fn evaluate(&self, pos: &Position) -> i32;
+
+    /// The name used by the USI option `Eval` and in reports.
+    fn name(&self) -> &str;
+}

@@ -1,0 +1,16 @@
+//! niwatori: a shogi engine that learns its evaluation function from game records.
+//!
+//! The data flows one way, and each module uses only those above it:
+//!
+//! ```text
+//! perft              count legal move sequences (move generator check)
+//! eval               Evaluator trait: material, material-hand (learned later)
+//! search             alpha-beta: TT, killers, history, quiescence with SEE, mate-in-1
+//! usi                the USI protocol front-end
+//! bench              fixed-depth search over fixed positions; node count = signature
+//! ```
+//!
+//! The board, legal moves, SFEN and mate-in-1 come from [`rsshogi`].
+
+pub mod eval;
+pub mod perft;
