@@ -12,5 +12,8 @@
 //!
 //! The board, legal moves, SFEN and mate-in-1 come from [`rsshogi`].
 
+pub mod bench;
 pub mod eval;
 pub mod perft;
+pub mod search;
+pub mod tt;

@@ -15,6 +15,15 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Search fixed positions to a fixed depth; print nodes, time and nodes/second.
+    Bench {
+        /// Search depth.
+        #[arg(long, default_value_t = niwatori::bench::DEFAULT_DEPTH)]
+        depth: u32,
+        /// Evaluation: material or material-hand.
+        #[arg(long, default_value = "material")]
+        eval: String,
+    },
     /// Count legal move sequences of DEPTH plies (move generator check).
     Perft {
         depth: u32,
@@ -39,6 +48,18 @@ fn main() -> Result<()> {
                 "perft {depth}: {nodes} nodes, {secs:.3} s, {:.0} nodes/s",
                 nodes as f64 / secs.max(1e-9)
             );
+        }
+        Some(Command::Bench { depth, eval }) => {
+            let eval: Box<dyn niwatori::eval::Evaluator> = match eval.as_str() {
+                "material" => Box::new(niwatori::eval::Material),
+                "material-hand" => Box::new(niwatori::eval::MaterialHand),
+                other => anyhow::bail!("unknown --eval {other:?} (material, material-hand)"),
+            };
+            let report = niwatori::bench::run(eval.as_ref(), depth, true);
+            println!("===========================");
+            println!("Total nodes     : {}", report.nodes);
+            println!("Total time (ms) : {:.0}", report.seconds * 1000.0);
+            println!("Nodes/second    : {:.0}", report.nps());
         }
         None => {}
     }

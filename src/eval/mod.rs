@@ -23,4 +23,12 @@ pub trait Evaluator: Send + Sync {
 
     /// The name used by the USI option `Eval` and in reports.
     fn name(&self) -> &str;
+
+    /// An upper bound on how much a move that neither captures nor promotes
+    /// can raise the mover's evaluation, if one is known exactly. Search
+    /// uses it to skip such moves at the frontier without changing the
+    /// result (for material, a quiet move changes nothing: `Some(0)`).
+    fn quiet_gain_bound(&self) -> Option<i32> {
+        None
+    }
 }
