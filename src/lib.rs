@@ -14,6 +14,8 @@
 
 pub mod bench;
 pub mod eval;
+pub mod opening;
 pub mod perft;
 pub mod search;
 pub mod tt;
+pub mod usi;

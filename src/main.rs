@@ -15,6 +15,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Speak USI on stdin/stdout (the default).
+    Usi,
     /// Search fixed positions to a fixed depth; print nodes, time and nodes/second.
     Bench {
         /// Search depth.
@@ -61,7 +63,7 @@ fn main() -> Result<()> {
             println!("Total time (ms) : {:.0}", report.seconds * 1000.0);
             println!("Nodes/second    : {:.0}", report.nps());
         }
-        None => {}
+        Some(Command::Usi) | None => niwatori::usi::run(),
     }
     Ok(())
 }

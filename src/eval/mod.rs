@@ -10,11 +10,27 @@
 //! assert_eq!(Material::default().evaluate(&pos), 0);
 //! ```
 
+pub mod inaniwa;
 mod material;
+mod noise;
 
+pub use inaniwa::AntiInaniwa;
 pub use material::{Material, MaterialHand, piece_value};
+pub use noise::Noisy;
 
 use rsshogi::board::Position;
+
+impl<E: Evaluator + ?Sized> Evaluator for std::sync::Arc<E> {
+    fn evaluate(&self, pos: &Position) -> i32 {
+        (**self).evaluate(pos)
+    }
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn quiet_gain_bound(&self) -> Option<i32> {
+        (**self).quiet_gain_bound()
+    }
+}
 
 /// A static evaluation of a position.
 pub trait Evaluator: Send + Sync {

@@ -14,6 +14,7 @@
 //! assert_eq!(result.best_move.unwrap().to_usi(), "G*5b");
 //! ```
 
+pub mod mate;
 mod ordering;
 pub mod score;
 pub mod see;
