@@ -87,7 +87,7 @@ impl ScoredMoves {
             }
             self.moves.swap(self.next, best);
         } else if self.next == SELECT_FIRST {
-            self.moves[self.next..self.len].sort_unstable_by(|a, b| b.0.cmp(&a.0));
+            self.moves[self.next..self.len].sort_unstable_by_key(|m| std::cmp::Reverse(m.0));
         }
         let (score, mv) = self.moves[self.next];
         self.next += 1;
