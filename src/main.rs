@@ -22,6 +22,15 @@ enum Command {
         /// Search depth.
         #[arg(long, default_value_t = niwatori::bench::DEFAULT_DEPTH)]
         depth: u32,
+        /// Search each position this long instead (ms); reports the depth reached.
+        #[arg(long)]
+        movetime: Option<u64>,
+        /// Search threads (Lazy SMP).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// Transposition table size in MiB.
+        #[arg(long, default_value_t = 16)]
+        hash: usize,
         /// Evaluation: material or material-hand.
         #[arg(long, default_value = "material")]
         eval: String,
@@ -51,14 +60,28 @@ fn main() -> Result<()> {
                 nodes as f64 / secs.max(1e-9)
             );
         }
-        Some(Command::Bench { depth, eval }) => {
+        Some(Command::Bench {
+            depth,
+            movetime,
+            threads,
+            hash,
+            eval,
+        }) => {
             let eval: Box<dyn niwatori::eval::Evaluator> = match eval.as_str() {
                 "material" => Box::new(niwatori::eval::Material),
                 "material-hand" => Box::new(niwatori::eval::MaterialHand),
                 other => anyhow::bail!("unknown --eval {other:?} (material, material-hand)"),
             };
-            let report = niwatori::bench::run(eval.as_ref(), depth, true);
+            let config = niwatori::bench::BenchConfig {
+                depth,
+                movetime_ms: movetime,
+                threads,
+                hash_mb: hash,
+            };
+            let report = niwatori::bench::run(eval.as_ref(), &config, true);
             println!("===========================");
+            println!("Threads         : {threads}");
+            println!("Mean depth      : {:.2}", report.mean_depth);
             println!("Total nodes     : {}", report.nodes);
             println!("Total time (ms) : {:.0}", report.seconds * 1000.0);
             println!("Nodes/second    : {:.0}", report.nps());
