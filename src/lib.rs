@@ -13,4 +13,7 @@
 //! The board, legal moves, SFEN and mate-in-1 come from [`rsshogi`].
 
 pub mod eval;
+pub mod extract;
+pub mod features;
 pub mod perft;
+pub mod records;

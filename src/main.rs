@@ -22,6 +22,8 @@ enum Command {
         #[arg(long)]
         sfen: Option<String>,
     },
+    /// Turn game records into libsvm training rows (every sibling of every position).
+    Extract(niwatori::extract::ExtractArgs),
 }
 
 fn main() -> Result<()> {
@@ -40,6 +42,7 @@ fn main() -> Result<()> {
                 nodes as f64 / secs.max(1e-9)
             );
         }
+        Some(Command::Extract(args)) => niwatori::extract::run(args)?,
         None => {}
     }
     Ok(())
