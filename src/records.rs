@@ -311,6 +311,23 @@ fn csa_line_known(line: &str) -> bool {
         )
 }
 
+/// A malformed `+`/`-` token of a CSA line (rsshogi would take a short one
+/// for a side-to-move line and drop it silently), if any.
+fn csa_bad_move_token(line: &str) -> Option<&str> {
+    let t = line.trim();
+    if t.starts_with('\'') || t.starts_with('N') || t.starts_with('$') {
+        return None;
+    }
+    t.split(',').map(str::trim).find(|tok| {
+        let b = tok.as_bytes();
+        (tok.starts_with('+') || tok.starts_with('-'))
+            && b.len() != 1
+            && !(b.len() == 7
+                && b[1..5].iter().all(u8::is_ascii_digit)
+                && b[5..].iter().all(u8::is_ascii_uppercase))
+    })
+}
+
 /// Index (within `chunk`) of the CSA move token number `n` (0-based).
 fn csa_move_line(chunk: &[&str], n: usize) -> Option<usize> {
     let mut seen = 0;
@@ -333,62 +350,76 @@ fn csa_move_line(chunk: &[&str], n: usize) -> Option<usize> {
 
 /// Index of the first line containing `needle` (trimmed), if any.
 fn line_containing(lines: &[&str], needle: &str) -> Option<usize> {
-    let needle = needle.trim();
-    if needle.is_empty() {
-        return None;
-    }
-    lines.iter().position(|l| l.contains(needle))
+    let find = |n: &str| {
+        let n = n.trim();
+        (!n.is_empty())
+            .then(|| lines.iter().position(|l| l.contains(n)))
+            .flatten()
+    };
+    // some messages wrap the text: "unknown piece code: XX"
+    find(needle).or_else(|| needle.rsplit_once(": ").and_then(|(_, tail)| find(tail)))
 }
 
 fn read_csa_game(source: &Path, index: usize, start: usize, chunk: &[&str], out: &mut FileGames) {
     // rsshogi skips unknown header lines silently; we do not drop data silently
-    let (error_at, kind, message) = if let Some(bad) = chunk.iter().position(|l| !csa_line_known(l))
-    {
-        (
-            bad,
-            ProblemKind::UnknownLine,
-            format!("unknown line {:?}", chunk[bad].trim()),
-        )
-    } else {
-        match csa::parse_csa_str(&chunk.join("\n")) {
-            Ok(record) => {
-                out.games
-                    .push(game_from_record(source, index, start, &record, false));
-                return;
+    let unknown = chunk.iter().position(|l| !csa_line_known(l));
+    let bad_move = chunk
+        .iter()
+        .enumerate()
+        .find_map(|(i, l)| csa_bad_move_token(l).map(|t| (i, t)));
+    let (error_at, kind, message) =
+        if let Some(bad) = unknown.filter(|&u| bad_move.is_none_or(|(m, _)| u < m)) {
+            (
+                bad,
+                ProblemKind::UnknownLine,
+                format!("unknown line {:?}", chunk[bad].trim()),
+            )
+        } else if let Some((at, token)) = bad_move {
+            (
+                at,
+                ProblemKind::Syntax,
+                format!("invalid CSA move {token:?}"),
+            )
+        } else {
+            match csa::parse_csa_str(&chunk.join("\n")) {
+                Ok(record) => {
+                    out.games
+                        .push(game_from_record(source, index, start, &record, false));
+                    return;
+                }
+                Err(e) => {
+                    let (kind, at) = match &e {
+                        csa::CsaError::InvalidLine(s) => {
+                            (ProblemKind::Syntax, line_containing(chunk, s))
+                        }
+                        csa::CsaError::InvalidBoard(s) => {
+                            (ProblemKind::Syntax, line_containing(chunk, s))
+                        }
+                        csa::CsaError::InvalidMove(s) => {
+                            (ProblemKind::Syntax, line_containing(chunk, s))
+                        }
+                        csa::CsaError::MoveSideMismatch(s) => {
+                            (ProblemKind::WrongSide, line_containing(chunk, s))
+                        }
+                        csa::CsaError::IllegalMove { index } => {
+                            (ProblemKind::IllegalMove, csa_move_line(chunk, *index))
+                        }
+                        csa::CsaError::Sfen(_) => (
+                            ProblemKind::BadPosition,
+                            chunk.iter().position(|l| l.trim_start().starts_with('P')),
+                        ),
+                        csa::CsaError::MissingEndMarker => (ProblemKind::Syntax, None),
+                    };
+                    let message = match (&e, at) {
+                        (csa::CsaError::IllegalMove { index }, Some(i)) => {
+                            format!("illegal move {:?} (move {})", chunk[i].trim(), index + 1)
+                        }
+                        _ => e.to_string(),
+                    };
+                    (at.unwrap_or(0), kind, message)
+                }
             }
-            Err(e) => {
-                let (kind, at) = match &e {
-                    csa::CsaError::InvalidLine(s) => {
-                        (ProblemKind::Syntax, line_containing(chunk, s))
-                    }
-                    csa::CsaError::InvalidBoard(s) => {
-                        (ProblemKind::Syntax, line_containing(chunk, s))
-                    }
-                    csa::CsaError::InvalidMove(s) => {
-                        (ProblemKind::Syntax, line_containing(chunk, s))
-                    }
-                    csa::CsaError::MoveSideMismatch(s) => {
-                        (ProblemKind::WrongSide, line_containing(chunk, s))
-                    }
-                    csa::CsaError::IllegalMove { index } => {
-                        (ProblemKind::IllegalMove, csa_move_line(chunk, *index))
-                    }
-                    csa::CsaError::Sfen(_) => (
-                        ProblemKind::BadPosition,
-                        chunk.iter().position(|l| l.trim_start().starts_with('P')),
-                    ),
-                    csa::CsaError::MissingEndMarker => (ProblemKind::Syntax, None),
-                };
-                let message = match (&e, at) {
-                    (csa::CsaError::IllegalMove { index }, Some(i)) => {
-                        format!("illegal move {:?} (move {})", chunk[i].trim(), index + 1)
-                    }
-                    _ => e.to_string(),
-                };
-                (at.unwrap_or(0), kind, message)
-            }
-        }
-    };
+        };
     // keep the moves before the bad line when they parse on their own
     let kept = if error_at > 0 {
         csa::parse_csa_str(&chunk[..error_at].join("\n"))
