@@ -14,8 +14,11 @@
 
 pub mod bench;
 pub mod eval;
+pub mod extract;
+pub mod features;
 pub mod opening;
 pub mod perft;
+pub mod records;
 pub mod search;
 pub mod tt;
 pub mod usi;

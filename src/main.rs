@@ -42,6 +42,8 @@ enum Command {
         #[arg(long)]
         sfen: Option<String>,
     },
+    /// Turn game records into libsvm training rows (every sibling of every position).
+    Extract(niwatori::extract::ExtractArgs),
 }
 
 fn main() -> Result<()> {
@@ -86,6 +88,7 @@ fn main() -> Result<()> {
             println!("Total time (ms) : {:.0}", report.seconds * 1000.0);
             println!("Nodes/second    : {:.0}", report.nps());
         }
+        Some(Command::Extract(args)) => niwatori::extract::run(args)?,
         Some(Command::Usi) | None => niwatori::usi::run(),
     }
     Ok(())
