@@ -22,6 +22,12 @@ enum Command {
         #[arg(long)]
         sfen: Option<String>,
     },
+    /// Fit evaluation weights (L2-loss SVR, LIBLINEAR -s 11) from libsvm feature files.
+    Train(niwatori::train::cli::TrainArgs),
+    /// Compare our linear SVR with a Gaussian-kernel SVR on a small sample.
+    Diagnose(niwatori::train::diagnose::DiagnoseArgs),
+    /// Time and peak memory of `train` against liblinear-train on one file.
+    TrainBench(niwatori::train::bench::BenchArgs),
 }
 
 fn main() -> Result<()> {
@@ -40,6 +46,9 @@ fn main() -> Result<()> {
                 nodes as f64 / secs.max(1e-9)
             );
         }
+        Some(Command::Train(args)) => niwatori::train::cli::run(args)?,
+        Some(Command::Diagnose(args)) => niwatori::train::diagnose::run(args)?,
+        Some(Command::TrainBench(args)) => niwatori::train::bench::run(args)?,
         None => {}
     }
     Ok(())
