@@ -15,6 +15,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// The learning loop: extract, train, report, iterated (the main job).
+    Learn(niwatori::learn::LearnArgs),
+    /// Next-move agreement of a learned model and of material on game records.
+    Report(niwatori::report::cli::ReportArgs),
     /// Speak USI on stdin/stdout (the default).
     Usi,
     /// Search fixed positions to a fixed depth; print nodes, time and nodes/second.
@@ -31,7 +35,7 @@ enum Command {
         /// Transposition table size in MiB.
         #[arg(long, default_value_t = 16)]
         hash: usize,
-        /// Evaluation: material or material-hand.
+        /// Evaluation: material, material-hand or learned:MODEL.
         #[arg(long, default_value = "material")]
         eval: String,
     },
@@ -75,11 +79,7 @@ fn main() -> Result<()> {
             hash,
             eval,
         }) => {
-            let eval: Box<dyn niwatori::eval::Evaluator> = match eval.as_str() {
-                "material" => Box::new(niwatori::eval::Material),
-                "material-hand" => Box::new(niwatori::eval::MaterialHand),
-                other => anyhow::bail!("unknown --eval {other:?} (material, material-hand)"),
-            };
+            let eval = niwatori::eval::from_spec(&eval)?;
             let config = niwatori::bench::BenchConfig {
                 depth,
                 movetime_ms: movetime,
@@ -98,6 +98,8 @@ fn main() -> Result<()> {
         Some(Command::Train(args)) => niwatori::train::cli::run(args)?,
         Some(Command::Diagnose(args)) => niwatori::train::diagnose::run(args)?,
         Some(Command::TrainBench(args)) => niwatori::train::bench::run(args)?,
+        Some(Command::Learn(args)) => niwatori::learn::run(args)?,
+        Some(Command::Report(args)) => niwatori::report::cli::run(args)?,
         Some(Command::Usi) | None => niwatori::usi::run(),
     }
     Ok(())

@@ -11,7 +11,7 @@ use std::thread::JoinHandle;
 use rsshogi::board::{Position, STARTPOS_SFEN, position_from_sfen};
 use rsshogi::types::{EnteringKingRule, Move32};
 
-use crate::eval::{AntiInaniwa, Evaluator, Material, MaterialHand, Noisy, inaniwa};
+use crate::eval::{AntiInaniwa, Evaluator, Learned, Material, MaterialHand, Noisy, inaniwa};
 use crate::opening::{Rng, random_move};
 use crate::search::mate::{self, MateAnswer};
 use crate::search::{Control, Info, Limits, SearchOptions, score, think_with};
@@ -57,7 +57,7 @@ impl Default for Options {
 }
 
 /// The evaluations `Eval` accepts.
-pub const EVALS: &[&str] = &["material", "material-hand"];
+pub const EVALS: &[&str] = &["material", "material-hand", "learned"];
 
 impl Options {
     fn usi_lines() -> Vec<String> {
@@ -139,11 +139,31 @@ impl Options {
     }
 }
 
-/// Builds the evaluation `Eval` names, wrapped in noise when asked.
-pub fn base_evaluator(options: &Options) -> Result<Arc<dyn Evaluator>, String> {
+/// Builds the evaluation `Eval` names (loading `EvalFile` for `learned`,
+/// or reusing `loaded` when it is that file), wrapped in noise when asked.
+pub fn base_evaluator(
+    options: &Options,
+    loaded: &mut Option<(String, Arc<Learned>)>,
+) -> Result<Arc<dyn Evaluator>, String> {
     let base: Arc<dyn Evaluator> = match options.eval.as_str() {
         "material" => Arc::new(Material),
         "material-hand" => Arc::new(MaterialHand),
+        "learned" => {
+            if options.eval_file.is_empty() {
+                return Err("Eval learned needs EvalFile (a model file)".into());
+            }
+            match loaded {
+                Some((path, model)) if *path == options.eval_file => model.clone(),
+                _ => {
+                    let model = Arc::new(
+                        Learned::load(std::path::Path::new(&options.eval_file))
+                            .map_err(|e| e.to_string())?,
+                    );
+                    *loaded = Some((options.eval_file.clone(), model.clone()));
+                    model
+                }
+            }
+        }
         other => return Err(format!("unknown evaluation {other:?}")),
     };
     Ok(if options.eval_noise > 0 {
@@ -251,6 +271,7 @@ pub struct Engine {
     tt: Arc<TranspositionTable>,
     tt_mb: usize,
     eval: Arc<dyn Evaluator>,
+    loaded_model: Option<(String, Arc<Learned>)>,
     position: Position,
     from_start: bool,
     moves_played: usize,
@@ -274,6 +295,7 @@ impl Engine {
             tt: Arc::new(TranspositionTable::new(options.hash_mb)),
             tt_mb: options.hash_mb,
             eval: Arc::new(Material),
+            loaded_model: None,
             options,
             position,
             from_start: true,
@@ -382,8 +404,16 @@ impl Engine {
             self.tt = Arc::new(TranspositionTable::new(self.options.hash_mb));
             self.tt_mb = self.options.hash_mb;
         }
-        self.eval = base_evaluator(&self.options)?;
-        Ok(())
+        match base_evaluator(&self.options, &mut self.loaded_model) {
+            Ok(eval) => {
+                self.eval = eval;
+                Ok(())
+            }
+            Err(e) => {
+                self.eval = Arc::new(Material);
+                Err(format!("{e}; playing with Eval material"))
+            }
+        }
     }
 
     fn evaluator_for_this_move(&self) -> Arc<dyn Evaluator> {

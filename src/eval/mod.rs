@@ -11,10 +11,12 @@
 //! ```
 
 pub mod inaniwa;
+mod learned;
 mod material;
 mod noise;
 
 pub use inaniwa::AntiInaniwa;
+pub use learned::{Learned, LearnedError};
 pub use material::{Material, MaterialHand, piece_value};
 pub use noise::Noisy;
 
@@ -47,4 +49,22 @@ pub trait Evaluator: Send + Sync {
     fn quiet_gain_bound(&self) -> Option<i32> {
         None
     }
+}
+
+/// The evaluation a command-line spec names: `material`, `material-hand`
+/// or `learned:MODEL`.
+pub fn from_spec(spec: &str) -> Result<std::sync::Arc<dyn Evaluator>, LearnedError> {
+    use std::sync::Arc;
+    Ok(match spec {
+        "material" => Arc::new(Material),
+        "material-hand" => Arc::new(MaterialHand),
+        _ => match spec.strip_prefix("learned:") {
+            Some(path) => Arc::new(Learned::load(std::path::Path::new(path))?),
+            None => {
+                return Err(LearnedError::Spec(format!(
+                    "unknown evaluation {spec:?} (material, material-hand, learned:MODEL)"
+                )));
+            }
+        },
+    })
 }

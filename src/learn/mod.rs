@@ -1,0 +1,220 @@
+//! `niwatori learn`: extract → train → report, iterated.
+//!
+//! Iteration k labels the siblings with model k−1 (material for k = 1),
+//! trains model k on the training games' rows and reports its agreement on
+//! the held-out games. Each iteration writes `iter-K.model`, the history
+//! (`history.json`) and, with the best held-out agreement so far,
+//! `best.model`; an interrupted run resumes at the first iteration whose
+//! model is missing.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use serde::{Deserialize, Serialize};
+
+use crate::eval::{Evaluator, Learned, Material};
+use crate::extract::{ExtractOptions, extract};
+use crate::report::cli::{build_report, split_files};
+use crate::report::read_all_games;
+use crate::train::{SvrParams, train_files};
+
+/// Arguments of `niwatori learn`.
+#[derive(Args, Debug, Clone)]
+pub struct LearnArgs {
+    /// Folder of game records (CSA, KIF).
+    #[arg(long, default_value = "kifu")]
+    pub kifu: PathBuf,
+    /// Number of iterations.
+    #[arg(long, default_value_t = 2)]
+    pub iterations: u32,
+    /// Where models, the history and the learning curve go.
+    #[arg(long, default_value = "models")]
+    pub out: PathBuf,
+    /// Where extracted features go (one folder per iteration).
+    #[arg(long, default_value = "features")]
+    pub features: PathBuf,
+    /// SVR cost C.
+    #[arg(short = 'c', default_value_t = 0.1)]
+    pub c: f64,
+    /// SVR epsilon p, in scaled label units (0.005 = 50 centipawns).
+    #[arg(short = 'p', default_value_t = 0.005)]
+    pub p: f64,
+    /// Newton stopping tolerance (relative gradient norm).
+    #[arg(short = 'e', default_value_t = 0.01)]
+    pub e: f64,
+    /// Fraction of record files held out (seeded hash of the path).
+    #[arg(long, default_value_t = 0.1)]
+    pub holdout: f64,
+    /// Seed of the held-out split.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Stop after this many iterations without a better held-out top-1.
+    #[arg(long, default_value_t = 1)]
+    pub patience: u32,
+}
+
+/// One line of the learning history.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct IterationRecord {
+    pub iteration: u32,
+    pub model: PathBuf,
+    pub labelled_by: String,
+    pub train_rows: usize,
+    pub heldout_top1: f64,
+    pub heldout_top3: Option<f64>,
+    pub train_top1: f64,
+    pub material_top1: f64,
+    pub rmse_cp: Option<f64>,
+    pub r2: Option<f64>,
+    pub objective: f64,
+    pub seconds: f64,
+    pub report: serde_json::Value,
+}
+
+fn read_history(path: &Path) -> Vec<IterationRecord> {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_default()
+}
+
+fn copy_model(from: &Path, to: &Path) -> Result<()> {
+    for (a, b) in [
+        (from.to_path_buf(), to.to_path_buf()),
+        (
+            crate::train::model::sidecar_path(from),
+            crate::train::model::sidecar_path(to),
+        ),
+    ] {
+        let bytes = std::fs::read(&a).with_context(|| format!("reading {}", a.display()))?;
+        crate::extract::output::write_atomic(&b, &bytes)
+            .with_context(|| format!("writing {}", b.display()))?;
+    }
+    Ok(())
+}
+
+/// Runs `niwatori learn`.
+pub fn run(args: LearnArgs) -> Result<()> {
+    anyhow::ensure!(args.iterations >= 1, "--iterations must be at least 1");
+    let params = linfa::ParamGuard::check(SvrParams::default().c(args.c).p(args.p).eps(args.e))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
+    let (train_files_list, held_files) = split_files(&args.kifu, args.holdout, args.seed)?;
+    let train_games = read_all_games(&train_files_list);
+    let held_games = read_all_games(&held_files);
+    println!(
+        "learn: {} training games ({} files), {} held-out games ({} files); C {} p {} e {}",
+        train_games.len(),
+        train_files_list.len(),
+        held_games.len(),
+        held_files.len(),
+        args.c,
+        args.p,
+        args.e
+    );
+    let history_path = args.out.join("history.json");
+    let mut history = read_history(&history_path);
+    history.retain(|r| r.iteration <= args.iterations && r.model.exists());
+    let mut since_best = 0;
+    for k in 1..=args.iterations {
+        if let Some(done) = history.iter().find(|r| r.iteration == k) {
+            println!(
+                "iteration {k}: done before (held-out top-1 {:.1}%), skipped",
+                100.0 * done.heldout_top1
+            );
+            continue;
+        }
+        let start = Instant::now();
+        let labeller: Arc<dyn Evaluator> = match history.iter().rfind(|r| r.iteration == k - 1) {
+            Some(prev) => Arc::new(Learned::load(&prev.model)?),
+            None => Arc::new(Material),
+        };
+        let labelled_by = if k == 1 {
+            "material".to_string()
+        } else {
+            format!("iter-{}", k - 1)
+        };
+        let dir = args.features.join(format!("iter-{k}"));
+        let options = ExtractOptions {
+            resume: true,
+            progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            ..ExtractOptions::default()
+        };
+        let train_dir = dir.join("train");
+        let held_dir = dir.join("heldout");
+        extract(&train_files_list, &train_dir, &options, labeller.clone())?;
+        if !held_files.is_empty() {
+            extract(&held_files, &held_dir, &options, labeller.clone())?;
+        }
+        let model_path = args.out.join(format!("iter-{k}.model"));
+        let trained = train_files(
+            std::slice::from_ref(&train_dir),
+            &params,
+            &model_path,
+            false,
+        )?;
+        let model = Arc::new(Learned::load(&model_path)?);
+        let rows = (!held_files.is_empty()).then_some(held_dir.as_path());
+        let report = build_report(&train_games, &held_games, &model, 1, rows)?;
+        let top = |key: &str, field: &str| report[key][field].as_f64();
+        let record = IterationRecord {
+            iteration: k,
+            model: model_path.clone(),
+            labelled_by,
+            train_rows: trained.rows,
+            heldout_top1: top("learned", "top1").unwrap_or(0.0),
+            heldout_top3: top("learned", "top3"),
+            train_top1: top("learned_on_training_games", "top1").unwrap_or(0.0),
+            material_top1: top("material", "top1").unwrap_or(0.0),
+            rmse_cp: report.get("regression").and_then(|r| r["rmse_cp"].as_f64()),
+            r2: report.get("regression").and_then(|r| r["r2"].as_f64()),
+            objective: trained.objective,
+            seconds: start.elapsed().as_secs_f64(),
+            report,
+        };
+        println!(
+            "iteration {k}: held-out top-1 {:.1}% (material {:.1}%), training games {:.1}%, RMSE {} cp, {:.0} s",
+            100.0 * record.heldout_top1,
+            100.0 * record.material_top1,
+            100.0 * record.train_top1,
+            record.rmse_cp.map_or("-".into(), |r| format!("{r:.0}")),
+            record.seconds
+        );
+        let best_before = history
+            .iter()
+            .map(|r| r.heldout_top1)
+            .fold(f64::MIN, f64::max);
+        let improved = record.heldout_top1 > best_before;
+        history.push(record);
+        crate::extract::output::write_atomic(
+            &history_path,
+            serde_json::to_string_pretty(&history)?.as_bytes(),
+        )?;
+        if improved {
+            copy_model(&model_path, &args.out.join("best.model"))?;
+            since_best = 0;
+        } else {
+            since_best += 1;
+            if since_best >= args.patience {
+                println!("held-out agreement stopped improving: stopping after iteration {k}");
+                break;
+            }
+        }
+    }
+    if let Some(best) = history
+        .iter()
+        .max_by(|a, b| a.heldout_top1.total_cmp(&b.heldout_top1))
+    {
+        println!(
+            "best: iteration {} (held-out top-1 {:.1}%), {}",
+            best.iteration,
+            100.0 * best.heldout_top1,
+            args.out.join("best.model").display()
+        );
+    }
+    Ok(())
+}

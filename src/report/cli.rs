@@ -1,0 +1,163 @@
+//! `niwatori report`: next-move agreement of a model and of material.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use serde_json::{Value, json};
+
+use super::split::is_held_out;
+use super::{Agreement, agreement, read_all_games, regression};
+use crate::eval::{Evaluator, Learned, Material};
+use crate::records::{Game, find_record_files};
+
+/// Arguments of `niwatori report`.
+#[derive(Args, Debug, Clone)]
+pub struct ReportArgs {
+    /// Folder of game records (CSA, KIF).
+    #[arg(long, default_value = "kifu")]
+    pub kifu: PathBuf,
+    /// The learned model (LIBLINEAR format with its .json sidecar).
+    #[arg(long)]
+    pub model: PathBuf,
+    /// 1: rank siblings by their value; more: the search's best move.
+    #[arg(long, default_value_t = 1)]
+    pub depth: u32,
+    /// Fraction of record files held out of training (seeded hash of the path).
+    #[arg(long, default_value_t = 0.1)]
+    pub holdout: f64,
+    /// Seed of the held-out split.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Extracted rows of the held-out games, for RMSE and R².
+    #[arg(long)]
+    pub rows: Option<PathBuf>,
+    /// Write the report as JSON here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+/// Record games split into (training, held-out).
+pub fn split_games(
+    kifu: &std::path::Path,
+    holdout: f64,
+    seed: u64,
+) -> Result<(Vec<Game>, Vec<Game>)> {
+    let (train, held) = split_files(kifu, holdout, seed)?;
+    Ok((read_all_games(&train), read_all_games(&held)))
+}
+
+/// Record files under `kifu` split into (training, held-out).
+pub fn split_files(
+    kifu: &std::path::Path,
+    holdout: f64,
+    seed: u64,
+) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+    anyhow::ensure!(
+        (0.0..=1.0).contains(&holdout),
+        "--holdout {holdout} is not in 0..=1"
+    );
+    let files = find_record_files(&[kifu.to_path_buf()])
+        .with_context(|| format!("listing records in {}", kifu.display()))?;
+    anyhow::ensure!(
+        !files.is_empty(),
+        "{}: no record files (.csa, .kif, .kifu)",
+        kifu.display()
+    );
+    Ok(files.into_iter().partition(|f| {
+        let rel = f.strip_prefix(kifu).unwrap_or(f);
+        !is_held_out(rel, holdout, seed)
+    }))
+}
+
+/// The full report as JSON, and printed as text.
+pub fn build_report(
+    train: &[Game],
+    held: &[Game],
+    model: &Arc<Learned>,
+    depth: u32,
+    rows: Option<&std::path::Path>,
+) -> Result<Value> {
+    let eval_games = if held.is_empty() { train } else { held };
+    let with_top3 = depth == 1;
+    let run = |eval: &dyn Evaluator, games: &[Game]| -> Agreement { agreement(games, eval, depth) };
+    let material = run(&Material, eval_games).summary(with_top3);
+    let learned = run(model.as_ref(), eval_games).summary(with_top3);
+    let learned_train = run(model.as_ref(), train).summary(with_top3);
+    let mut report = json!({
+        "depth": depth,
+        "games": { "train": train.len(), "held_out": held.len() },
+        "evaluated_on": if held.is_empty() { "training games (nothing held out)" } else { "held-out games" },
+        "material": material,
+        "learned": learned,
+        "learned_on_training_games": learned_train,
+    });
+    if let Some(dir) = rows {
+        let loaded = crate::train::load::load(&[dir.to_path_buf()], -1.0, false)
+            .with_context(|| format!("loading held-out rows from {}", dir.display()))?;
+        let reg = regression(&loaded.data, &model.weights_f64(), model.label_scale());
+        report["regression"] = serde_json::to_value(reg)?;
+    }
+    Ok(report)
+}
+
+/// Prints the report's agreement table.
+pub fn print_report(report: &Value) {
+    let pct = |v: &Value| {
+        v.as_f64()
+            .map_or("   -  ".into(), |x| format!("{:5.1}%", 100.0 * x))
+    };
+    println!(
+        "next-move agreement at depth {} on {} ({} training games, {} held out)",
+        report["depth"],
+        report["evaluated_on"].as_str().unwrap_or(""),
+        report["games"]["train"],
+        report["games"]["held_out"]
+    );
+    println!(
+        "{:<28} {:>9} {:>7} {:>7}   by phase (top-1)",
+        "evaluation", "positions", "top-1", "top-3"
+    );
+    for key in ["material", "learned", "learned_on_training_games"] {
+        let e = &report[key];
+        let phases: Vec<String> = super::PHASES
+            .iter()
+            .map(|(p, _, _)| format!("{p} {}", pct(&e["by_phase"][*p]["top1"])))
+            .collect();
+        println!(
+            "{:<28} {:>9} {:>7} {:>7}   {}",
+            key,
+            e["positions"],
+            pct(&e["top1"]),
+            pct(&e["top3"]),
+            phases.join("  ")
+        );
+    }
+    if let Some(r) = report.get("regression") {
+        println!(
+            "held-out rows: {}  RMSE {:.1} cp  R² {:.3}  (least-squares fit of the same rows: RMSE {:.1} cp)",
+            r["rows"],
+            r["rmse_cp"].as_f64().unwrap_or(f64::NAN),
+            r["r2"].as_f64().unwrap_or(f64::NAN),
+            r["least_squares_rmse_cp"].as_f64().unwrap_or(f64::NAN)
+        );
+    }
+}
+
+/// Runs `niwatori report`.
+pub fn run(args: ReportArgs) -> Result<()> {
+    anyhow::ensure!(args.depth >= 1, "--depth must be at least 1");
+    let model = Arc::new(Learned::load(&args.model)?);
+    let (train, held) = split_games(&args.kifu, args.holdout, args.seed)?;
+    let report = build_report(&train, &held, &model, args.depth, args.rows.as_deref())?;
+    print_report(&report);
+    if let Some(path) = &args.json {
+        crate::extract::output::write_atomic(
+            path,
+            serde_json::to_string_pretty(&report)?.as_bytes(),
+        )
+        .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
