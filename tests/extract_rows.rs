@@ -5,10 +5,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use niwatori::eval::{Evaluator, Material};
+use niwatori::eval::Material;
 use niwatori::extract::output::{GameMeta, RunMeta};
 use niwatori::extract::{ExtractOptions, extract, libsvm, targets};
 use niwatori::features::{RelationEncoding, features};
+use niwatori::search::SiblingScorer;
 use rsshogi::board::{Move32List, generate_legal_all_move32, position_from_sfen};
 use rsshogi::records::formats::csa;
 
@@ -28,6 +29,40 @@ fn run(
     options: &ExtractOptions,
 ) -> niwatori::extract::ExtractSummary {
     extract(paths, out, options, Arc::new(Material)).unwrap()
+}
+
+/// A copy of record `rel` cut after `plies` moves (header, comments and the
+/// start position kept), so that tests using the real depth-1 search stay
+/// quick. Multi-game files keep every game, each cut.
+fn short(rel: &str, plies: usize, dir: &Path) -> PathBuf {
+    let text = String::from_utf8_lossy(&std::fs::read(sample(rel)).unwrap()).into_owned();
+    let mut out = String::new();
+    let mut moves = 0;
+    for line in text.lines() {
+        let t = line.trim_start_matches('\u{feff}');
+        if t == "/" {
+            out.push_str("%CHUDAN\n/\n");
+            moves = 0;
+            continue;
+        }
+        let is_move = (t.starts_with('+') || t.starts_with('-')) && t.len() >= 7;
+        if is_move {
+            moves += 1;
+        }
+        if (is_move && moves > plies)
+            || t.starts_with('%')
+            || (moves >= plies && t.starts_with('T'))
+        {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str("%CHUDAN\n");
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join(Path::new(rel).file_name().unwrap());
+    std::fs::write(&path, out).unwrap();
+    path
 }
 
 /// Every file below `dir` (relative path -> bytes).
@@ -61,16 +96,17 @@ fn svm_files(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn rows_are_every_legal_move_with_the_right_features_and_targets() {
     let out = fresh_dir("rows");
-    let inputs = [sample("pro/kifu25654.csa"), sample("multi")];
+    let src = fresh_dir("rows-in");
+    let inputs = [
+        short("pro/kifu25654.csa", 30, &src.join("pro")),
+        short("multi/selfplay_0013_0014.csa", 30, &src.join("multi")),
+    ];
     let s = run(&inputs, &out, &ExtractOptions::default());
     assert_eq!((s.games_written, s.games_skipped), (3, 0));
 
     // the records, parsed independently by rsshogi
     let mut records = Vec::new();
-    for f in [
-        sample("pro/kifu25654.csa"),
-        sample("multi/selfplay_0013_0014.csa"),
-    ] {
+    for f in &inputs {
         records.extend(csa::parse_csa_games_bytes(&std::fs::read(f).unwrap()).unwrap());
     }
     let files = svm_files(&out);
@@ -92,6 +128,7 @@ fn rows_are_every_legal_move_with_the_right_features_and_targets() {
         pos.init_stack();
         let moves: Vec<_> = record.main_moves().map(|m| m.mv()).collect();
         assert_eq!(side.positions.len(), moves.len());
+        let mut scorer = SiblingScorer::new(Arc::new(Material));
         let mut row = 0;
         for (mv, p) in moves.iter().zip(&side.positions) {
             let mut legal = Move32List::new();
@@ -105,7 +142,7 @@ fn rows_are_every_legal_move_with_the_right_features_and_targets() {
             let mut scores = Vec::new();
             for (k, &m) in legal.iter().enumerate() {
                 pos.apply_move32(m);
-                scores.push(-Material.evaluate(&pos));
+                scores.push(scorer.score(&mut pos));
                 let want: Vec<(u32, f64)> = features(&pos, RelationEncoding::Value)
                     .into_iter()
                     .map(|(i, v)| (i + 1, f64::from(v)))
@@ -141,7 +178,11 @@ fn rows_are_every_legal_move_with_the_right_features_and_targets() {
 #[test]
 fn output_is_identical_for_one_and_two_threads() {
     let (a, b) = (fresh_dir("det1"), fresh_dir("det2"));
-    let inputs = [sample("selfplay")];
+    let src = fresh_dir("det-in");
+    for n in 1..=8 {
+        short(&format!("selfplay/{n:04}.csa"), 24, &src);
+    }
+    let inputs = [src];
     let one = ExtractOptions {
         jobs: Some(1),
         ..Default::default()
@@ -156,14 +197,21 @@ fn output_is_identical_for_one_and_two_threads() {
     // the run summary holds the elapsed time; everything else must match
     let meta = PathBuf::from("extract.json");
     assert!(sa.remove(&meta).is_some() && sb.remove(&meta).is_some());
-    assert_eq!(sa.len(), 24);
+    assert_eq!(sa.len(), 16);
     assert!(sa == sb, "outputs differ between 1 and 2 threads");
 }
 
 #[test]
 fn resume_redoes_only_missing_or_damaged_games() {
     let out = fresh_dir("resume");
-    let inputs = [sample("misc")];
+    let src = fresh_dir("resume-in");
+    for f in std::fs::read_dir(sample("misc")).unwrap() {
+        let name = f.unwrap().file_name().into_string().unwrap();
+        if name.ends_with(".csa") {
+            short(&format!("misc/{name}"), 20, &src);
+        }
+    }
+    let inputs = [src];
     let first = run(&inputs, &out, &ExtractOptions::default());
     assert_eq!(first.games_written, 5);
     let before = snapshot(&out);
@@ -202,7 +250,7 @@ fn resume_redoes_only_missing_or_damaged_games() {
 fn bad_records_are_reported_and_the_run_goes_on() {
     let dir = fresh_dir("bad-in");
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::copy(sample("selfplay/0001.csa"), dir.join("good.csa")).unwrap();
+    std::fs::rename(short("selfplay/0001.csa", 20, &dir), dir.join("good.csa")).unwrap();
     std::fs::write(
         dir.join("illegal.csa"),
         "PI\n+\n+7776FU\n-3334FU\n+7776FU\n",
@@ -234,7 +282,9 @@ fn bad_records_are_reported_and_the_run_goes_on() {
     assert_eq!(s.problems_by_kind.values().sum::<usize>(), 2);
 }
 
+// LIBLINEAR writes one weight line per feature (5M): ~15-25 s here
 #[test]
+#[ignore]
 fn liblinear_reads_an_extracted_file() {
     if std::process::Command::new("liblinear-train")
         .output()
@@ -249,13 +299,13 @@ fn liblinear_reads_an_extracted_file() {
         &out,
         &ExtractOptions::default(),
     );
-    // the first 40 positions' rows keep the test quick (5M-wide weights)
+    // the first 20 positions' rows keep the test quick (5M-wide weights)
     let full = std::fs::read_to_string(&svm_files(&out)[0]).unwrap();
     let side: GameMeta = serde_json::from_slice(
         &std::fs::read(format!("{}.json", svm_files(&out)[0].display())).unwrap(),
     )
     .unwrap();
-    let keep = side.positions[40].first_row;
+    let keep = side.positions[20].first_row;
     let head: String = full.lines().take(keep).flat_map(|l| [l, "\n"]).collect();
     let svm = &out.join("head.svm");
     std::fs::write(svm, head).unwrap();
