@@ -2,18 +2,16 @@
 //! in memory (no disk), over the given records.
 //!
 //! Three stages run on the same games in the same process: scoring siblings
-//! only (the baseline), plus features, plus libsvm text. Each is run several
+//! by the depth-1 search only (the baseline), plus features, plus libsvm text. Each is run several
 //! times; medians are reported, so the cost of features and writing is the
 //! difference from the baseline measured alongside it.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::{ExtractError, ExtractOptions, Scratch, Stage, StaticScorer, expand_game, read_inputs};
-use crate::eval::Evaluator;
+use super::{ExtractError, ExtractOptions, Scratch, SiblingScore, Stage, expand_game, read_inputs};
 use crate::records::Game;
 
 /// Median figures of one stage.
@@ -48,23 +46,17 @@ pub struct BenchReport {
     pub stages: Vec<StageFigures>,
 }
 
-fn run_stage(
+fn run_stage<S: SiblingScore, F: Fn() -> S + Sync>(
     games: &[&Game],
     stage: Stage,
     options: &ExtractOptions,
-    eval: &Arc<dyn Evaluator>,
+    make_scorer: &F,
 ) -> (f64, usize, usize, usize, usize) {
     let t = Instant::now();
     let totals = games
         .par_iter()
         .map_init(
-            || {
-                (
-                    StaticScorer::new(eval.clone()),
-                    Scratch::default(),
-                    Vec::new(),
-                )
-            },
+            || (make_scorer(), Scratch::default(), Vec::new()),
             |(sc, scratch, buf), g| {
                 buf.clear();
                 match expand_game(g, sc, stage, options.encoding, options.margin, scratch, buf) {
@@ -86,12 +78,14 @@ fn run_stage(
     )
 }
 
-/// Runs the benchmark `runs` times per stage over the games under `paths`.
-pub fn bench(
+/// Runs the benchmark `runs` times per stage over the first `max_games`
+/// games under `paths`, scoring with scorers from `make_scorer`.
+pub fn bench<S: SiblingScore, F: Fn() -> S + Sync>(
     paths: &[PathBuf],
     options: &ExtractOptions,
-    eval: Arc<dyn Evaluator>,
     runs: usize,
+    max_games: Option<usize>,
+    make_scorer: F,
 ) -> Result<BenchReport, ExtractError> {
     let pool = {
         let mut b = rayon::ThreadPoolBuilder::new();
@@ -102,14 +96,15 @@ pub fn bench(
     };
     pool.install(|| {
         let inputs = read_inputs(paths)?;
-        let games: Vec<&Game> = inputs.files.iter().flat_map(|f| &f.games).collect();
+        let mut games: Vec<&Game> = inputs.files.iter().flat_map(|f| &f.games).collect();
+        games.truncate(max_games.unwrap_or(usize::MAX));
         let mut stages = Vec::new();
         let mut positions = 0;
         for stage in [Stage::Score, Stage::Features, Stage::Write] {
             let mut secs = Vec::new();
             let mut last = (0, 0, 0, 0);
             for _ in 0..runs.max(1) {
-                let (s, rows, nnz, bytes, pos) = run_stage(&games, stage, options, &eval);
+                let (s, rows, nnz, bytes, pos) = run_stage(&games, stage, options, &make_scorer);
                 secs.push(s);
                 last = (rows, nnz, bytes, pos);
             }

@@ -5,9 +5,19 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 
-use super::{ExtractOptions, bench, extract};
+use super::{ExtractOptions, SEARCH_SCORER, StaticScorer, bench, extract};
 use crate::eval::{Evaluator, Material};
 use crate::features::RelationEncoding;
+use crate::search::SiblingScorer;
+
+/// Which scorer `--bench` uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchScorer {
+    /// `search::SiblingScorer`, depth 1 plus quiescence.
+    Search,
+    /// Minus the static evaluation of the sibling.
+    Static,
+}
 
 /// Arguments of `niwatori extract`.
 #[derive(clap::Args, Debug)]
@@ -36,6 +46,13 @@ pub struct ExtractArgs {
     /// Runs per stage for --bench (the median is reported).
     #[arg(long, default_value_t = 3)]
     pub bench_runs: usize,
+    /// Benchmark only the first N games.
+    #[arg(long)]
+    pub bench_games: Option<usize>,
+    /// Sibling scorer for --bench: the depth-1 search (as extraction uses) or
+    /// the static evaluation (isolates the cost of features and writing).
+    #[arg(long, value_enum, default_value_t = BenchScorer::Search)]
+    pub bench_scorer: BenchScorer,
     /// No progress display.
     #[arg(long)]
     pub quiet: bool,
@@ -58,12 +75,32 @@ pub fn run(args: ExtractArgs) -> Result<()> {
     };
     let eval: Arc<dyn Evaluator> = Arc::new(Material);
     if args.bench {
-        let r = bench(&args.paths, &options, eval, args.bench_runs).context("extract --bench")?;
+        let r = match args.bench_scorer {
+            BenchScorer::Search => bench(
+                &args.paths,
+                &options,
+                args.bench_runs,
+                args.bench_games,
+                || SiblingScorer::new(eval.clone()),
+            ),
+            BenchScorer::Static => bench(
+                &args.paths,
+                &options,
+                args.bench_runs,
+                args.bench_games,
+                || StaticScorer::new(eval.clone()),
+            ),
+        }
+        .context("extract --bench")?;
         println!(
-            "extract bench: {} games, {} positions, {} threads, evaluator material, scorer static, encoding {}, median of {} runs",
+            "extract bench: {} games, {} positions, {} threads, evaluator material, scorer {}, encoding {}, median of {} runs",
             r.games,
             r.positions,
             r.threads,
+            match args.bench_scorer {
+                BenchScorer::Search => SEARCH_SCORER,
+                BenchScorer::Static => "static",
+            },
             options.encoding.as_str(),
             args.bench_runs.max(1)
         );

@@ -21,7 +21,7 @@ mod progress;
 mod siblings;
 
 pub use bench::{BenchReport, bench};
-pub use cli::{ExtractArgs, run};
+pub use cli::{BenchScorer, ExtractArgs, run};
 pub use siblings::{
     ExpandError, GameRows, LABEL_SCALE, PositionRows, Scratch, SiblingScore, Stage, StaticScorer,
     expand_game, targets,
@@ -37,6 +37,7 @@ use rayon::prelude::*;
 use crate::eval::Evaluator;
 use crate::features::{RelationEncoding, SCHEME, SCHEME_VERSION};
 use crate::records::{self, Game, Problem, ProblemKind, RecordsError};
+use crate::search::SiblingScorer;
 use output::{GameMeta, RunMeta, Scheme};
 
 /// Options of an extraction run.
@@ -143,8 +144,11 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ExtractError + '_ {
     }
 }
 
+/// Name of the search scorer in metadata.
+pub const SEARCH_SCORER: &str = "search-depth1";
+
 /// Extracts `paths` (record files or directories) into `out`, scoring
-/// siblings with the static evaluation `eval` ([`StaticScorer`]).
+/// siblings by the depth-1 search ([`SiblingScorer`]) with `eval`.
 pub fn extract(
     paths: &[PathBuf],
     out: &Path,
@@ -152,8 +156,8 @@ pub fn extract(
     eval: Arc<dyn Evaluator>,
 ) -> Result<ExtractSummary, ExtractError> {
     let name = eval.name().to_string();
-    extract_with(paths, out, options, &name, "static", || {
-        StaticScorer::new(eval.clone())
+    extract_with(paths, out, options, &name, SEARCH_SCORER, || {
+        SiblingScorer::new(eval.clone())
     })
 }
 

@@ -22,9 +22,15 @@ pub trait SiblingScore {
     fn score(&mut self, pos: &mut Position) -> i32;
 }
 
+impl SiblingScore for crate::search::SiblingScorer {
+    fn score(&mut self, pos: &mut Position) -> i32 {
+        crate::search::SiblingScorer::score(self, pos)
+    }
+}
+
 /// Minus the static evaluation of the sibling (the opponent to move): a
-/// depth-0 score, no search. It stands in until the search's scorer is on
-/// main, and serves tests and benchmarks that must not depend on a search.
+/// depth-0 score, no search: for tests of the labelling and as the
+/// benchmark's lower bound on scoring cost.
 #[derive(Clone)]
 pub struct StaticScorer {
     eval: Arc<dyn Evaluator>,

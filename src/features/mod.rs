@@ -205,7 +205,8 @@ pub fn for_each_feature(pos: &Position, encoding: RelationEncoding, mut f: impl 
         direct: Bitboard::EMPTY,
         xray: Bitboard::EMPTY,
     };
-    let mut placed = [empty; 40];
+    // 81, not 40: a record's start position may hold any number of pieces
+    let mut placed = [empty; 81];
     let mut n = 0;
     let mut attacked = [Bitboard::EMPTY; 2];
     let mut rest = occ;
@@ -213,16 +214,13 @@ pub fn for_each_feature(pos: &Position, encoding: RelationEncoding, mut f: impl 
         let piece = pos.piece_on(sq);
         let (direct, xray) = piece_attacks(piece, sq, occ);
         attacked[piece.color().to_index()] |= direct;
-        // more than 40 pieces cannot happen in a legal position; ignore extras
-        if n < placed.len() {
-            placed[n] = Placed {
-                sq,
-                piece,
-                direct,
-                xray,
-            };
-            n += 1;
-        }
+        placed[n] = Placed {
+            sq,
+            piece,
+            direct,
+            xray,
+        };
+        n += 1;
     }
 
     let emit = |f: &mut dyn FnMut(u32, f32), pair: usize, rel: Relation| match encoding {

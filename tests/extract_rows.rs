@@ -1,0 +1,357 @@
+//! Extraction end to end: rows against an independent replay with rsshogi,
+//! labels, determinism across thread counts, resume, bad inputs, LIBLINEAR.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use niwatori::eval::Material;
+use niwatori::extract::output::{GameMeta, RunMeta};
+use niwatori::extract::{ExtractOptions, extract, libsvm, targets};
+use niwatori::features::{RelationEncoding, features};
+use niwatori::search::SiblingScorer;
+use rsshogi::board::{Move32List, generate_legal_all_move32, position_from_sfen};
+use rsshogi::records::formats::csa;
+
+fn sample(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("kifu").join(rel)
+}
+
+fn fresh_dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn run(
+    paths: &[PathBuf],
+    out: &Path,
+    options: &ExtractOptions,
+) -> niwatori::extract::ExtractSummary {
+    extract(paths, out, options, Arc::new(Material)).unwrap()
+}
+
+/// A copy of record `rel` cut after `plies` moves (header, comments and the
+/// start position kept), so that tests using the real depth-1 search stay
+/// quick. Multi-game files keep every game, each cut.
+fn short(rel: &str, plies: usize, dir: &Path) -> PathBuf {
+    let text = String::from_utf8_lossy(&std::fs::read(sample(rel)).unwrap()).into_owned();
+    let mut out = String::new();
+    let mut moves = 0;
+    for line in text.lines() {
+        let t = line.trim_start_matches('\u{feff}');
+        if t == "/" {
+            out.push_str("%CHUDAN\n/\n");
+            moves = 0;
+            continue;
+        }
+        let is_move = (t.starts_with('+') || t.starts_with('-')) && t.len() >= 7;
+        if is_move {
+            moves += 1;
+        }
+        if (is_move && moves > plies)
+            || t.starts_with('%')
+            || (moves >= plies && t.starts_with('T'))
+        {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str("%CHUDAN\n");
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join(Path::new(rel).file_name().unwrap());
+    std::fs::write(&path, out).unwrap();
+    path
+}
+
+/// Every file below `dir` (relative path -> bytes).
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    fn walk(root: &Path, d: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                out.insert(
+                    p.strip_prefix(root).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                );
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+fn svm_files(dir: &Path) -> Vec<PathBuf> {
+    snapshot(dir)
+        .into_keys()
+        .filter(|p| p.extension().is_some_and(|e| e == "svm"))
+        .map(|p| dir.join(p))
+        .collect()
+}
+
+#[test]
+fn rows_are_every_legal_move_with_the_right_features_and_targets() {
+    let out = fresh_dir("rows");
+    let src = fresh_dir("rows-in");
+    let inputs = [
+        short("pro/kifu25654.csa", 30, &src.join("pro")),
+        short("multi/selfplay_0013_0014.csa", 30, &src.join("multi")),
+    ];
+    let s = run(&inputs, &out, &ExtractOptions::default());
+    assert_eq!((s.games_written, s.games_skipped), (3, 0));
+
+    // the records, parsed independently by rsshogi
+    let mut records = Vec::new();
+    for f in &inputs {
+        records.extend(csa::parse_csa_games_bytes(&std::fs::read(f).unwrap()).unwrap());
+    }
+    let files = svm_files(&out);
+    assert_eq!(files.len(), 3);
+    let mut total_rows = 0;
+    for (svm, record) in files.iter().zip(&records) {
+        let side: GameMeta =
+            serde_json::from_slice(&std::fs::read(format!("{}.json", svm.display())).unwrap())
+                .unwrap();
+        let rows = libsvm::parse_rows(&std::fs::read_to_string(svm).unwrap()).unwrap();
+        assert_eq!(side.rows, rows.len());
+        assert_eq!(side.bytes, std::fs::metadata(svm).unwrap().len());
+        assert_eq!(
+            side.scheme.num_features,
+            RelationEncoding::Value.num_features()
+        );
+
+        let mut pos = position_from_sfen(record.init_position_sfen()).unwrap();
+        pos.init_stack();
+        let moves: Vec<_> = record.main_moves().map(|m| m.mv()).collect();
+        assert_eq!(side.positions.len(), moves.len());
+        let mut scorer = SiblingScorer::new(Arc::new(Material));
+        let mut row = 0;
+        for (mv, p) in moves.iter().zip(&side.positions) {
+            let mut legal = Move32List::new();
+            generate_legal_all_move32(&pos, &mut legal);
+            assert_eq!(p.first_row, row);
+            assert_eq!(p.num_rows, legal.len());
+            assert_eq!(p.game_move, mv.to_usi());
+            let game = legal.iter().position(|m| m.to_move() == *mv).unwrap();
+            assert_eq!(p.game_row, row + game);
+
+            let mut scores = Vec::new();
+            for (k, &m) in legal.iter().enumerate() {
+                pos.apply_move32(m);
+                scores.push(scorer.score(&mut pos));
+                let want: Vec<(u32, f64)> = features(&pos, RelationEncoding::Value)
+                    .into_iter()
+                    .map(|(i, v)| (i + 1, f64::from(v)))
+                    .collect();
+                assert_eq!(rows[row + k].1, want, "row {}", row + k);
+                pos.undo_move32(m).unwrap();
+            }
+            let want = targets(&scores, game, 100);
+            for (k, t) in want.iter().enumerate() {
+                assert_eq!(rows[row + k].0, f64::from(*t) / 10000.0);
+            }
+            // the game move's row has the largest target of its position
+            let best = rows[row..row + legal.len()]
+                .iter()
+                .map(|r| r.0)
+                .fold(f64::MIN, f64::max);
+            assert_eq!(rows[p.game_row].0, best);
+            row += legal.len();
+            pos.apply_move32(pos.move32_from_move(*mv));
+        }
+        assert_eq!(row, rows.len());
+        total_rows += row;
+    }
+    assert_eq!(s.rows, total_rows);
+
+    let meta: RunMeta =
+        serde_json::from_slice(&std::fs::read(out.join("extract.json")).unwrap()).unwrap();
+    assert_eq!(meta.scheme.scheme, "attack2");
+    assert_eq!(meta.scheme.label_scale, 10000.0);
+    assert_eq!(meta.scheme.relation_encoding, "value");
+}
+
+#[test]
+fn output_is_identical_for_one_and_two_threads() {
+    let (a, b) = (fresh_dir("det1"), fresh_dir("det2"));
+    let src = fresh_dir("det-in");
+    for n in 1..=8 {
+        short(&format!("selfplay/{n:04}.csa"), 24, &src);
+    }
+    let inputs = [src];
+    let one = ExtractOptions {
+        jobs: Some(1),
+        ..Default::default()
+    };
+    let two = ExtractOptions {
+        jobs: Some(2),
+        ..Default::default()
+    };
+    run(&inputs, &a, &one);
+    run(&inputs, &b, &two);
+    let (mut sa, mut sb) = (snapshot(&a), snapshot(&b));
+    // the run summary holds the elapsed time; everything else must match
+    let meta = PathBuf::from("extract.json");
+    assert!(sa.remove(&meta).is_some() && sb.remove(&meta).is_some());
+    assert_eq!(sa.len(), 16);
+    assert!(sa == sb, "outputs differ between 1 and 2 threads");
+}
+
+#[test]
+fn resume_redoes_only_missing_or_damaged_games() {
+    let out = fresh_dir("resume");
+    let src = fresh_dir("resume-in");
+    for f in std::fs::read_dir(sample("misc")).unwrap() {
+        let name = f.unwrap().file_name().into_string().unwrap();
+        if name.ends_with(".csa") {
+            short(&format!("misc/{name}"), 20, &src);
+        }
+    }
+    let inputs = [src];
+    let first = run(&inputs, &out, &ExtractOptions::default());
+    assert_eq!(first.games_written, 5);
+    let before = snapshot(&out);
+    let files = svm_files(&out);
+    std::fs::remove_file(&files[0]).unwrap();
+    let damaged = std::fs::read(&files[1]).unwrap();
+    std::fs::write(&files[1], &damaged[..damaged.len() / 2]).unwrap();
+
+    let resume = ExtractOptions {
+        resume: true,
+        ..Default::default()
+    };
+    let again = run(&inputs, &out, &resume);
+    assert_eq!((again.games_resumed, again.games_written), (3, 2));
+    let after = snapshot(&out);
+    for (k, v) in &before {
+        if k != Path::new("extract.json") {
+            assert!(after[k] == *v, "{} differs after resume", k.display());
+        }
+    }
+
+    // resuming with other settings is refused, naming the metadata file
+    let other = ExtractOptions {
+        resume: true,
+        margin: 50,
+        ..Default::default()
+    };
+    let err = extract(&inputs, &out, &other, Arc::new(Material)).unwrap_err();
+    assert!(
+        err.to_string().contains("extract.json: written with"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_records_are_reported_and_the_run_goes_on() {
+    let dir = fresh_dir("bad-in");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::rename(short("selfplay/0001.csa", 20, &dir), dir.join("good.csa")).unwrap();
+    std::fs::write(
+        dir.join("illegal.csa"),
+        "PI\n+\n+7776FU\n-3334FU\n+7776FU\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("junk.kif"), "this is not a record\n").unwrap();
+    std::fs::write(dir.join("notes.txt"), "ignored: not a record extension\n").unwrap();
+    let out = fresh_dir("bad-out");
+    let s = run(std::slice::from_ref(&dir), &out, &ExtractOptions::default());
+    assert_eq!(s.files, 3);
+    assert_eq!(
+        (s.games_complete, s.games_truncated, s.games_skipped),
+        (1, 1, 1)
+    );
+    assert_eq!(s.games_written, 2);
+    let illegal = s
+        .problems
+        .iter()
+        .find(|p| p.contains("illegal.csa"))
+        .unwrap();
+    assert!(
+        illegal.ends_with(
+            "illegal.csa:5: game 1: illegal move \"+7776FU\" (move 3); its first 2 moves are used"
+        ),
+        "{illegal}"
+    );
+    let junk = s.problems.iter().find(|p| p.contains("junk.kif")).unwrap();
+    assert!(junk.contains("junk.kif:1: game 1: "), "{junk}");
+    assert_eq!(s.problems_by_kind.values().sum::<usize>(), 2);
+}
+
+// LIBLINEAR writes one weight line per feature (5M): ~15-25 s here
+#[test]
+#[ignore]
+fn liblinear_reads_an_extracted_file() {
+    if std::process::Command::new("liblinear-train")
+        .output()
+        .is_err()
+    {
+        eprintln!("liblinear-train not installed (scripts/setup.sh installs it): skipped");
+        return;
+    }
+    let out = fresh_dir("liblinear");
+    run(
+        &[sample("misc/sugyan_floodgate.csa")],
+        &out,
+        &ExtractOptions::default(),
+    );
+    // the first 20 positions' rows keep the test quick (5M-wide weights)
+    let full = std::fs::read_to_string(&svm_files(&out)[0]).unwrap();
+    let side: GameMeta = serde_json::from_slice(
+        &std::fs::read(format!("{}.json", svm_files(&out)[0].display())).unwrap(),
+    )
+    .unwrap();
+    let keep = side.positions[20].first_row;
+    let head: String = full.lines().take(keep).flat_map(|l| [l, "\n"]).collect();
+    let svm = &out.join("head.svm");
+    std::fs::write(svm, head).unwrap();
+    let model = out.join("m.model");
+    let st = std::process::Command::new("liblinear-train")
+        .args(["-s", "11", "-q"])
+        .arg(svm)
+        .arg(&model)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let text = std::fs::read_to_string(&model).unwrap();
+    let nr: usize = text
+        .lines()
+        .find_map(|l| l.strip_prefix("nr_feature "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        nr > 1000 && nr <= RelationEncoding::Value.num_features(),
+        "{nr}"
+    );
+    let pred = out.join("pred");
+    let st = std::process::Command::new("liblinear-predict")
+        .arg(svm)
+        .arg(&model)
+        .arg(&pred)
+        .output()
+        .unwrap();
+    assert!(st.status.success());
+    let rows = std::fs::read_to_string(svm).unwrap().lines().count();
+    assert_eq!(std::fs::read_to_string(pred).unwrap().lines().count(), rows);
+}
+
+#[test]
+fn cli_names_a_missing_input() {
+    let out = fresh_dir("cli");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_niwatori"))
+        .args(["extract", "no/such/dir", "--quiet", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no/such/dir: No such file or directory"),
+        "{err}"
+    );
+}
