@@ -198,7 +198,10 @@ pub fn compare(
 ) -> (f64, f64, f64) {
     let pad = |m: &LinearModel| {
         let mut w = m.weights().to_vec();
-        w.resize(data.dim(), 0.0);
+        w.resize(data.n_features(), 0.0);
+        if data.bias() >= 0.0 {
+            w.push(m.bias_weight().unwrap_or(0.0));
+        }
         w
     };
     let (wa, wb) = (pad(a), pad(b));
