@@ -12,6 +12,14 @@
 //!
 //! The board, legal moves, SFEN and mate-in-1 come from [`rsshogi`].
 
+pub mod bench;
 pub mod eval;
+pub mod extract;
+pub mod features;
+pub mod opening;
 pub mod perft;
+pub mod records;
+pub mod search;
 pub mod train;
+pub mod tt;
+pub mod usi;
