@@ -2,7 +2,8 @@
 //! against `liblinear-train -s 11` on the same file, in the same run.
 //!
 //! Both run as child processes, alternately, `--runs` times each; peak
-//! memory is the child's maximum resident set (`wait4`'s `ru_maxrss`). It
+//! memory is the child's maximum resident set (`wait4`'s `ru_maxrss`), and
+//! CPU time is reported too, as wall time suffers on a shared machine. It
 //! also reports both objective values computed by our loss on the same data,
 //! and the largest difference between the two models' predictions.
 
@@ -47,8 +48,8 @@ pub struct BenchArgs {
     pub workdir: PathBuf,
 }
 
-/// Run `cmd`, returning (wall seconds, peak RSS in bytes).
-fn measure(cmd: &mut Command) -> Result<(f64, u64)> {
+/// Run `cmd`, returning (wall seconds, CPU seconds, peak RSS in bytes).
+fn measure(cmd: &mut Command) -> Result<(f64, f64, u64)> {
     let start = Instant::now();
     let child = cmd.spawn().with_context(|| format!("starting {cmd:?}"))?;
     let pid = child.id() as libc::pid_t;
@@ -66,7 +67,9 @@ fn measure(cmd: &mut Command) -> Result<(f64, u64)> {
     if !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) != 0 {
         bail!("{cmd:?} failed (status {status})");
     }
-    Ok((secs, usage.ru_maxrss as u64 * 1024))
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    let cpu = tv(usage.ru_utime) + tv(usage.ru_stime);
+    Ok((secs, cpu, usage.ru_maxrss as u64 * 1024))
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -110,9 +113,10 @@ pub fn run(args: BenchArgs) -> Result<()> {
     let theirs_model = args.workdir.join("liblinear.model");
     let exe = std::env::current_exe()?;
     let (mut t_ours, mut t_theirs, mut m_ours, mut m_theirs) = (vec![], vec![], vec![], vec![]);
+    let (mut c_ours, mut c_theirs) = (vec![], vec![]);
     let threads = rayon::current_num_threads();
     for run in 1..=args.runs.max(1) {
-        let (t, m) = measure(
+        let (t, c, m) = measure(
             Command::new("liblinear-train")
                 .args([
                     "-s",
@@ -129,8 +133,9 @@ pub fn run(args: BenchArgs) -> Result<()> {
                 .stdout(std::process::Stdio::null()),
         )?;
         t_theirs.push(t);
+        c_theirs.push(c);
         m_theirs.push(m as f64);
-        let (t2, m2) = measure(
+        let (t2, c2, m2) = measure(
             Command::new(&exe)
                 .args([
                     "train",
@@ -146,9 +151,10 @@ pub fn run(args: BenchArgs) -> Result<()> {
                 .stdout(std::process::Stdio::null()),
         )?;
         t_ours.push(t2);
+        c_ours.push(c2);
         m_ours.push(m2 as f64);
         eprintln!(
-            "run {run}: liblinear {t:.2} s {:.0} MB; niwatori {t2:.2} s {:.0} MB",
+            "run {run}: liblinear {t:.2} s (CPU {c:.2} s) {:.0} MB; niwatori {t2:.2} s (CPU {c2:.2} s) {:.0} MB",
             m as f64 / 1e6,
             m2 as f64 / 1e6
         );
@@ -173,9 +179,28 @@ pub fn run(args: BenchArgs) -> Result<()> {
         threads,
         args.runs.max(1)
     );
-    println!("{:<16} {:>10} {:>12}", "program", "wall s", "peak MB");
-    println!("{:<16} {:>10.2} {:>12.1}", "liblinear-train", tt, mt / 1e6);
-    println!("{:<16} {:>10.2} {:>12.1}", "niwatori train", to, mo / 1e6);
+    let (co, ct) = (median(&mut c_ours), median(&mut c_theirs));
+    println!(
+        "{:<16} {:>10} {:>10} {:>12}",
+        "program", "wall s", "CPU s", "peak MB"
+    );
+    println!(
+        "{:<16} {:>10.2} {:>10.2} {:>12.1}",
+        "liblinear-train",
+        tt,
+        ct,
+        mt / 1e6
+    );
+    println!(
+        "{:<16} {:>10.2} {:>10.2} {:>12.1}",
+        "niwatori train",
+        to,
+        co,
+        mo / 1e6
+    );
+    if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
+        println!("load average at the end: {}", load.trim());
+    }
     println!(
         "speed-up {:.2}x, memory ratio {:.2} (niwatori / liblinear)",
         tt / to,
@@ -198,7 +223,10 @@ pub fn compare(
 ) -> (f64, f64, f64) {
     let pad = |m: &LinearModel| {
         let mut w = m.weights().to_vec();
-        w.resize(data.dim(), 0.0);
+        w.resize(data.n_features(), 0.0);
+        if data.bias() >= 0.0 {
+            w.push(m.bias_weight().unwrap_or(0.0));
+        }
         w
     };
     let (wa, wb) = (pad(a), pad(b));

@@ -82,20 +82,25 @@ impl<V: Value> Csr<'_, V> {
         (&self.indices[r.clone()], &self.data[r])
     }
 
+    /// `xᵢ·v`. Callers assert `v.len() >= cols`.
     #[inline(always)]
     fn dot(&self, i: usize, v: &[f64]) -> f64 {
         let (idx, val) = self.row(i);
         idx.iter()
             .zip(val)
-            .map(|(&j, &x)| x.f() * v[j as usize])
+            // SAFETY: sprs checked every index < cols at construction and
+            // the public kernels assert that `v` has at least cols entries.
+            .map(|(&j, &x)| x.f() * unsafe { *v.get_unchecked(j as usize) })
             .sum()
     }
 
+    /// `out += a·xᵢ`. Callers assert `out.len() >= cols`.
     #[inline(always)]
     fn axpy(&self, i: usize, a: f64, out: &mut [f64]) {
         let (idx, val) = self.row(i);
         for (&j, &x) in idx.iter().zip(val) {
-            out[j as usize] += a * x.f();
+            // SAFETY: as in `dot`.
+            unsafe { *out.get_unchecked_mut(j as usize) += a * x.f() };
         }
     }
 }
@@ -310,6 +315,7 @@ impl Dataset {
     /// `out = Σₖ u[k]·x_{rows[k]}` (`Xᵀ·u` over a subset of rows).
     pub fn tmul_rows(&self, rows: &[u32], u: &[f64], out: &mut [f64]) {
         assert_eq!(rows.len(), u.len());
+        assert_eq!(out.len(), self.dim());
         let n = self.n_features();
         let dim = self.dim();
         let ranges = split(rows.len(), rayon::current_num_threads());
@@ -325,6 +331,8 @@ impl Dataset {
 
     /// `out = Σ_{i ∈ rows} (xᵢ·s)·xᵢ` (`X_Iᵀ X_I s`), one pass over the rows.
     pub fn gram_vec(&self, rows: &[u32], s: &[f64], out: &mut [f64]) {
+        assert_eq!(s.len(), self.dim());
+        assert_eq!(out.len(), self.dim());
         let n = self.n_features();
         let dim = self.dim();
         let b = self.bias;
@@ -343,6 +351,7 @@ impl Dataset {
 
     /// `out[j] = Σ_{i ∈ rows} x_ij²` (the diagonal of `X_Iᵀ X_I`).
     pub fn sq_col_sums(&self, rows: &[u32], out: &mut [f64]) {
+        assert_eq!(out.len(), self.dim());
         let n = self.n_features();
         let dim = self.dim();
         let b = self.bias;

@@ -40,7 +40,7 @@ use std::time::Instant;
 use thiserror::Error;
 
 use dataset::Dataset;
-use model::{DataSummary, LinearModel, ModelError, ModelMetadata, sidecar_path, write_atomic};
+use model::{DataSummary, LinearModel, ModelError, ModelMetadata, write_atomic};
 use newton::{IterInfo, NewtonParams, Solution, Stop};
 pub use params::{SvrParams, SvrValidParams};
 use svr::SvrLoss;
@@ -184,7 +184,10 @@ pub fn train_files_with(
         );
     }
     let ckpt = checkpoint_path(out);
-    let ckpt_json = sidecar_path(&ckpt);
+    // Not `MODEL.ckpt.json`: that name is the sidecar `LinearModel::load` reads.
+    let mut state = out.as_os_str().to_owned();
+    state.push(".ckpt-state.json");
+    let ckpt_json = PathBuf::from(state);
     let info = |iteration| CheckpointInfo {
         iteration,
         c: params.c(),
@@ -271,8 +274,9 @@ pub fn train_files_with(
         train_seconds,
     };
     LinearModel::new(w, params.bias(), Some(meta)).save(out)?;
-    if opts.checkpoint {
-        // The model supersedes the checkpoint.
+    if opts.checkpoint && summary.converged {
+        // The model supersedes the checkpoint; an unfinished run keeps it,
+        // so that it can be resumed with more iterations.
         let _ = fs::remove_file(&ckpt);
         let _ = fs::remove_file(&ckpt_json);
     }

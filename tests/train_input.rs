@@ -1,0 +1,190 @@
+//! Reading training data: malformed input, directories, extract.json,
+//! checkpoints and resumption.
+
+use std::path::{Path, PathBuf};
+
+use linfa::ParamGuard;
+use niwatori::train::model::LinearModel;
+use niwatori::train::{SvrParams, TrainOptions, load, train_files, train_files_with};
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn load_error(text: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.svm");
+    write(&path, text);
+    let e = load::load(std::slice::from_ref(&path), -1.0, false)
+        .err()
+        .expect("malformed input must fail");
+    e.to_string()
+}
+
+#[test]
+fn malformed_input_names_file_line_and_fault() {
+    let cases = [
+        (
+            "1 1:1\nabc 1:1\n",
+            ":2: label \"abc\" is not a finite number",
+        ),
+        ("1 1:1\n1 1:x\n", ":2: value \"x\" is not a finite number"),
+        (
+            "1 1:1 2:1\n1 3:1 2:1\n",
+            ":2: index 2 after 3: indices must be strictly ascending",
+        ),
+        (
+            "1 2:1 2:1\n",
+            ":1: index 2 after 2: indices must be strictly ascending",
+        ),
+        ("1 0:1\n", ":1: index 0 (indices are 1-based)"),
+        (
+            "1 1:1\n1 1:1\n1 2:1",
+            ":3: truncated last line (no newline at the end of the file)",
+        ),
+        ("1 1:1\n\n", ":2: empty line"),
+        ("1 x:1\n", ":1: index \"x\" is not an integer"),
+        ("1 1-1\n", ":1: \"1-1\" is not of the form index:value"),
+    ];
+    for (text, want) in cases {
+        let e = load_error(text);
+        assert!(e.contains("x.svm") && e.contains(want), "{text:?}: got {e}");
+    }
+}
+
+#[test]
+fn every_bad_file_is_reported_and_nothing_is_trained() {
+    let dir = tempfile::tempdir().unwrap();
+    write(&dir.path().join("a.svm"), "1 1:1\n");
+    write(&dir.path().join("b.svm"), "1 1:1\n1 0:1\n");
+    write(&dir.path().join("sub/c.svm"), "1 1:1");
+    let out = dir.path().join("m.model");
+    let params = SvrParams::default().check().unwrap();
+    let e = train_files(&[dir.path().to_path_buf()], &params, &out, false).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("2 bad file(s)") && msg.contains("b.svm:2:"),
+        "{msg}"
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn a_line_split_across_read_blocks_keeps_its_number() {
+    // Larger than one 4 MiB read block, error on the last line.
+    let mut text = String::new();
+    let mut n = 0;
+    while text.len() < 5 << 20 {
+        text.push_str("0.123456 1:1 17:2 345:1 9999:3\n");
+        n += 1;
+    }
+    text.push_str("0.5 3:1 2:1\n");
+    let e = load_error(&text);
+    assert!(e.contains(&format!("x.svm:{}:", n + 1)), "{e}");
+}
+
+#[test]
+fn directories_are_read_recursively_in_sorted_order_with_the_scheme() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("features");
+    write(&root.join("b/2.svm"), "0.2 2:1\n");
+    write(&root.join("a.svm"), "0.1 1:1\n");
+    write(&root.join("b/1.svm"), "0.3 3:2\n");
+    write(&root.join("b/1.json"), "{}");
+    write(
+        &root.join("extract.json"),
+        r#"{"scheme":"kpp-attack","scheme_version":3,"num_features":50,"label_scale":10000.0,"games":2}"#,
+    );
+    let loaded = load::load(std::slice::from_ref(&root), -1.0, false).unwrap();
+    let names: Vec<PathBuf> = loaded
+        .files
+        .iter()
+        .map(|f| f.strip_prefix(&root).unwrap().to_path_buf())
+        .collect();
+    assert_eq!(
+        names,
+        [PathBuf::from("a.svm"), "b/1.svm".into(), "b/2.svm".into()]
+    );
+    assert_eq!(loaded.data.labels(), &[0.1, 0.3, 0.2]);
+    assert_eq!(loaded.data.n_features(), 50);
+
+    let out = dir.path().join("m.model");
+    train_files(&[root], &SvrParams::default().check().unwrap(), &out, false).unwrap();
+    let m = LinearModel::load(&out).unwrap();
+    assert_eq!(m.nr_feature(), 50);
+    let f = m.metadata().unwrap().features.as_ref().unwrap();
+    assert_eq!(
+        (
+            f.scheme.as_str(),
+            f.scheme_version,
+            f.num_features,
+            f.label_scale
+        ),
+        ("kpp-attack", 3, 50, 10000.0)
+    );
+    assert!(m.check_scheme("kpp-attack", 3).is_ok());
+    assert!(m.check_scheme("kpp-attack", 4).is_err());
+}
+
+#[test]
+fn indices_beyond_the_scheme_are_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    write(&dir.path().join("a.svm"), "0.1 60:1\n");
+    write(
+        &dir.path().join("extract.json"),
+        r#"{"scheme":"s","scheme_version":1,"num_features":50,"label_scale":10000.0}"#,
+    );
+    let e = load::load(&[dir.path().to_path_buf()], -1.0, false)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("feature index 60 is beyond num_features 50"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_interrupted_run_resumes_from_its_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rows.svm");
+    let mut text = Vec::new();
+    niwatori::train::synth::write_rows(&mut text, 2000, 300, 20, 5).unwrap();
+    std::fs::write(&file, &text).unwrap();
+    let files = [file];
+    let opts = TrainOptions {
+        progress: false,
+        checkpoint: true,
+    };
+    let full_out = dir.path().join("full.model");
+    let full = train_files(
+        &files,
+        &SvrParams::default().check().unwrap(),
+        &full_out,
+        false,
+    )
+    .unwrap();
+    assert!(full.converged && full.iterations > 3);
+
+    // Stop after 2 iterations (as if interrupted): the checkpoint stays.
+    let out = dir.path().join("m.model");
+    let short = SvrParams::default().max_iter(2).check().unwrap();
+    let first = train_files_with(&files, &short, &out, &opts).unwrap();
+    assert_eq!(first.iterations, 2);
+    assert!(dir.path().join("m.model.ckpt").exists());
+
+    let resumed =
+        train_files_with(&files, &SvrParams::default().check().unwrap(), &out, &opts).unwrap();
+    assert_eq!(resumed.iterations, full.iterations);
+    assert!((resumed.objective - full.objective).abs() <= 1e-9 * full.objective);
+    assert!(!dir.path().join("m.model.ckpt").exists());
+
+    // A checkpoint from other parameters is refused.
+    train_files_with(&files, &short, &out, &opts).unwrap();
+    let other = SvrParams::default().c(2.0).check().unwrap();
+    let e = train_files_with(&files, &other, &out, &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("checkpoint does not match"), "{e}");
+}
