@@ -14,3 +14,4 @@
 
 pub mod eval;
 pub mod perft;
+pub mod play;

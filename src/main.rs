@@ -22,6 +22,10 @@ enum Command {
         #[arg(long)]
         sfen: Option<String>,
     },
+    /// Play a match between two engines (USI child processes) and report Elo.
+    Match(niwatori::play::cli::MatchArgs),
+    /// Play on a CSA protocol server (floodgate, shogi-server) through a USI engine.
+    Csa(niwatori::play::cli::CsaArgs),
 }
 
 fn main() -> Result<()> {
@@ -40,6 +44,8 @@ fn main() -> Result<()> {
                 nodes as f64 / secs.max(1e-9)
             );
         }
+        Some(Command::Match(args)) => niwatori::play::cli::run_match_cli(args)?,
+        Some(Command::Csa(args)) => niwatori::play::cli::run_csa_cli(args)?,
         None => {}
     }
     Ok(())
