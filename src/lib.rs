@@ -12,6 +12,11 @@
 //!
 //! The board, legal moves, SFEN and mate-in-1 come from [`rsshogi`].
 
+pub mod bench;
 pub mod eval;
+pub mod opening;
 pub mod perft;
 pub mod play;
+pub mod search;
+pub mod tt;
+pub mod usi;

@@ -15,6 +15,17 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Speak USI on stdin/stdout (the default).
+    Usi,
+    /// Search fixed positions to a fixed depth; print nodes, time and nodes/second.
+    Bench {
+        /// Search depth.
+        #[arg(long, default_value_t = niwatori::bench::DEFAULT_DEPTH)]
+        depth: u32,
+        /// Evaluation: material or material-hand.
+        #[arg(long, default_value = "material")]
+        eval: String,
+    },
     /// Count legal move sequences of DEPTH plies (move generator check).
     Perft {
         depth: u32,
@@ -46,7 +57,19 @@ fn main() -> Result<()> {
         }
         Some(Command::Match(args)) => niwatori::play::cli::run_match_cli(args)?,
         Some(Command::Csa(args)) => niwatori::play::cli::run_csa_cli(args)?,
-        None => {}
+        Some(Command::Bench { depth, eval }) => {
+            let eval: Box<dyn niwatori::eval::Evaluator> = match eval.as_str() {
+                "material" => Box::new(niwatori::eval::Material),
+                "material-hand" => Box::new(niwatori::eval::MaterialHand),
+                other => anyhow::bail!("unknown --eval {other:?} (material, material-hand)"),
+            };
+            let report = niwatori::bench::run(eval.as_ref(), depth, true);
+            println!("===========================");
+            println!("Total nodes     : {}", report.nodes);
+            println!("Total time (ms) : {:.0}", report.seconds * 1000.0);
+            println!("Nodes/second    : {:.0}", report.nps());
+        }
+        Some(Command::Usi) | None => niwatori::usi::run(),
     }
     Ok(())
 }

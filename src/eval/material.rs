@@ -58,6 +58,9 @@ impl Evaluator for Material {
     fn name(&self) -> &str {
         "material"
     }
+    fn quiet_gain_bound(&self) -> Option<i32> {
+        Some(0)
+    }
 }
 
 /// Pieces in hand worth 10 % more than on the board: a piece in hand can be
@@ -71,5 +74,9 @@ impl Evaluator for MaterialHand {
     }
     fn name(&self) -> &str {
         "material-hand"
+    }
+    fn quiet_gain_bound(&self) -> Option<i32> {
+        // A drop turns a hand piece into a board piece: a small loss.
+        Some(0)
     }
 }

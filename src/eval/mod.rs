@@ -10,11 +10,27 @@
 //! assert_eq!(Material::default().evaluate(&pos), 0);
 //! ```
 
+pub mod inaniwa;
 mod material;
+mod noise;
 
+pub use inaniwa::AntiInaniwa;
 pub use material::{Material, MaterialHand, piece_value};
+pub use noise::Noisy;
 
 use rsshogi::board::Position;
+
+impl<E: Evaluator + ?Sized> Evaluator for std::sync::Arc<E> {
+    fn evaluate(&self, pos: &Position) -> i32 {
+        (**self).evaluate(pos)
+    }
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn quiet_gain_bound(&self) -> Option<i32> {
+        (**self).quiet_gain_bound()
+    }
+}
 
 /// A static evaluation of a position.
 pub trait Evaluator: Send + Sync {
@@ -23,4 +39,12 @@ pub trait Evaluator: Send + Sync {
 
     /// The name used by the USI option `Eval` and in reports.
     fn name(&self) -> &str;
+
+    /// An upper bound on how much a move that neither captures nor promotes
+    /// can raise the mover's evaluation, if one is known exactly. Search
+    /// uses it to skip such moves at the frontier without changing the
+    /// result (for material, a quiet move changes nothing: `Some(0)`).
+    fn quiet_gain_bound(&self) -> Option<i32> {
+        None
+    }
 }

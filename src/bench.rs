@@ -1,0 +1,76 @@
+//! `niwatori bench`: a fixed-depth, single-threaded search of fixed
+//! positions. The node count is a signature of the search: it changes only
+//! when the search (or the evaluation) changes, as with Stockfish's bench.
+
+use std::time::Instant;
+
+use rsshogi::board::position_from_sfen;
+
+use crate::eval::Evaluator;
+use crate::search::{Control, Limits, think};
+use crate::tt::TranspositionTable;
+
+/// Opening, middlegame and endgame positions, from real games and
+/// well-known test positions.
+pub const POSITIONS: &[&str] = &[
+    "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1",
+    "lnsgkgsnl/1r7/p1ppp1bpp/1p3pp2/7P1/2P6/PP1PPPP1P/1B3S1R1/LNSGKG1NL b - 9",
+    "ln1g3nl/1r1s1kg2/p2ppps1p/2p3pp1/1p7/2P1P1P2/PPSP1PN1P/2G2S1R1/LN2KG2L b Bb 29",
+    "l6nl/5+P1gk/2np1S3/p1p4Pp/3P2Sp1/1PPb2P1P/P5GS1/R8/LN4bKL w GR5pnsg 1",
+    "lr5nl/3g1kg2/2n1ppsp1/p1pp2p1p/1p3P1P1/P1PPP1P1P/1PS1G1N2/2G1K4/LN5RL b BSbs 57",
+    "8l/1l+R2P3/p2pBG1pp/kps1p4/Nn1P2G2/P1P1P2PP/1PS6/1KSG3+r1/LN2+p3L w Sbgn2p 124",
+    "ln5nl/2r2gk2/3p1g1p1/p1ps1ss1p/1p3p3/P1PSP1P1P/1PGP1P3/3K1G1R1/LN5NL b BP2p 53",
+    "3g4l/+R1sg2S2/p1npk1s+Rp/2pb2p2/4g2N1/1p7/P1PP1PP1P/1P1S5/LNK2G2L w BN2L4P 88",
+];
+
+/// The default depth of `niwatori bench`.
+pub const DEFAULT_DEPTH: u32 = 9;
+
+/// What a bench run measured.
+#[derive(Clone, Debug)]
+pub struct BenchReport {
+    pub nodes: u64,
+    pub seconds: f64,
+}
+
+impl BenchReport {
+    pub fn nps(&self) -> f64 {
+        self.nodes as f64 / self.seconds.max(1e-9)
+    }
+}
+
+/// Searches every bench position to `depth` with one thread and a fresh
+/// 16 MiB table, printing one line per position when `verbose`.
+pub fn run(eval: &dyn Evaluator, depth: u32, verbose: bool) -> BenchReport {
+    let tt = TranspositionTable::new(16);
+    let mut nodes = 0;
+    let start = Instant::now();
+    for (i, sfen) in POSITIONS.iter().enumerate() {
+        let pos = position_from_sfen(sfen).expect("bench positions are valid SFEN");
+        tt.clear();
+        let control = Control::new();
+        let result = think(
+            &pos,
+            eval,
+            &tt,
+            &Limits::depth(depth),
+            1,
+            &control,
+            &mut |_| {},
+        );
+        nodes += result.nodes;
+        if verbose {
+            println!(
+                "position {:>2}: bestmove {:<6} score {:<10} nodes {}",
+                i + 1,
+                result.best_move.map_or("resign".into(), |m| m.to_usi()),
+                crate::search::score::to_usi(result.score),
+                result.nodes
+            );
+        }
+    }
+    BenchReport {
+        nodes,
+        seconds: start.elapsed().as_secs_f64(),
+    }
+}

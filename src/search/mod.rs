@@ -1,0 +1,401 @@
+//! The search: iterative deepening over [`worker`]'s alpha-beta, Lazy SMP
+//! threads sharing one transposition table, time management and the
+//! reporting of each completed iteration.
+//!
+//! ```
+//! use niwatori::eval::Material;
+//! use niwatori::search::{Control, Limits, think};
+//! use niwatori::tt::TranspositionTable;
+//!
+//! // Black mates at once with a gold drop on 5b.
+//! let pos = rsshogi::board::position_from_sfen("4k4/9/4P4/9/9/9/9/9/4K4 b G 1").unwrap();
+//! let tt = TranspositionTable::new(1);
+//! let result = think(&pos, &Material, &tt, &Limits::depth(3), 1, &Control::new(), &mut |_| {});
+//! assert_eq!(result.best_move.unwrap().to_usi(), "G*5b");
+//! ```
+
+pub mod mate;
+mod ordering;
+pub mod score;
+pub mod see;
+mod sibling;
+pub mod time;
+mod worker;
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use rsshogi::board::{Legal, Move32List, Position, generate_moves_move32};
+use rsshogi::types::Move32;
+
+pub use sibling::SiblingScorer;
+pub use time::{Limits, TimeBudget};
+
+use crate::eval::Evaluator;
+use crate::tt::TranspositionTable;
+use score::{INFINITE, MAX_PLY};
+use worker::{SearchBuffers, Worker};
+
+/// Most search threads (`Threads` option).
+pub const MAX_THREADS: usize = 64;
+
+/// Shared between the threads of one search and the code that started it
+/// (USI's `stop` and `ponderhit`).
+pub struct Control {
+    pub stop: AtomicBool,
+    /// Pondering: no time limit until `ponderhit`.
+    pub pondering: AtomicBool,
+    start: Mutex<Instant>,
+    /// The moment the clock started, in ms after `start` (later on ponderhit).
+    clock_origin_ms: AtomicU64,
+    budget: Mutex<Option<TimeBudget>>,
+    node_limit: AtomicU64,
+    helper_nodes: Vec<AtomicU64>,
+}
+
+impl Default for Control {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Control {
+    pub fn new() -> Self {
+        Self {
+            stop: AtomicBool::new(false),
+            pondering: AtomicBool::new(false),
+            start: Mutex::new(Instant::now()),
+            clock_origin_ms: AtomicU64::new(0),
+            budget: Mutex::new(None),
+            node_limit: AtomicU64::new(u64::MAX),
+            helper_nodes: (0..MAX_THREADS).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    /// Asks the search to finish as soon as possible.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// The opponent played the expected move: the clock starts now.
+    pub fn ponderhit(&self) {
+        self.clock_origin_ms
+            .store(self.elapsed_ms(), Ordering::Relaxed);
+        self.pondering.store(false, Ordering::Relaxed);
+    }
+
+    /// Milliseconds since the search started.
+    pub fn elapsed_ms(&self) -> u64 {
+        self.start
+            .lock()
+            .map_or(0, |s| s.elapsed().as_millis() as u64)
+    }
+
+    fn clock_ms(&self) -> u64 {
+        self.elapsed_ms()
+            .saturating_sub(self.clock_origin_ms.load(Ordering::Relaxed))
+    }
+
+    fn reset(&self, budget: Option<TimeBudget>, node_limit: Option<u64>, ponder: bool) {
+        if let Ok(mut s) = self.start.lock() {
+            *s = Instant::now();
+        }
+        self.clock_origin_ms.store(0, Ordering::Relaxed);
+        if let Ok(mut b) = self.budget.lock() {
+            *b = budget;
+        }
+        self.node_limit
+            .store(node_limit.unwrap_or(u64::MAX), Ordering::Relaxed);
+        self.pondering.store(ponder, Ordering::Relaxed);
+        for n in &self.helper_nodes {
+            n.store(0, Ordering::Relaxed);
+        }
+    }
+
+    fn budget(&self) -> Option<TimeBudget> {
+        self.budget.lock().ok().and_then(|b| *b)
+    }
+
+    fn nodes_limited(&self) -> bool {
+        self.node_limit.load(Ordering::Relaxed) != u64::MAX
+    }
+
+    fn publish_nodes(&self, id: usize, nodes: u64) {
+        self.helper_nodes[id].store(nodes, Ordering::Relaxed);
+    }
+
+    fn total_nodes(&self, main_nodes: u64) -> u64 {
+        main_nodes
+            + self.helper_nodes[1..]
+                .iter()
+                .map(|n| n.load(Ordering::Relaxed))
+                .sum::<u64>()
+    }
+
+    /// Called by the main thread: stops the search at the node or time limit.
+    fn check_limits(&self, main_nodes: u64) {
+        if self.total_nodes(main_nodes) >= self.node_limit.load(Ordering::Relaxed) {
+            self.stop();
+        }
+        if !self.pondering.load(Ordering::Relaxed)
+            && let Some(b) = self.budget()
+            && self.clock_ms() >= b.maximum
+        {
+            self.stop();
+        }
+    }
+}
+
+/// What a completed iteration found, for `info` lines.
+#[derive(Clone, Debug)]
+pub struct Info {
+    pub depth: u32,
+    pub seldepth: u32,
+    pub time_ms: u64,
+    pub nodes: u64,
+    pub nps: u64,
+    pub hashfull: u32,
+    /// Centipawns from the side to move, or a mate score (see [`score`]).
+    pub score: i32,
+    pub pv: Vec<Move32>,
+}
+
+/// The outcome of [`think`].
+#[derive(Clone, Debug)]
+pub struct SearchResult {
+    /// `None` when the side to move has no legal move (it has lost).
+    pub best_move: Option<Move32>,
+    /// The expected reply, for pondering.
+    pub ponder_move: Option<Move32>,
+    pub score: i32,
+    pub depth: u32,
+    pub nodes: u64,
+    pub pv: Vec<Move32>,
+}
+
+/// Search options that do not change between moves.
+#[derive(Clone, Copy, Debug)]
+pub struct SearchOptions {
+    pub threads: usize,
+    /// Milliseconds kept for transport so a move never arrives late.
+    pub move_overhead_ms: u64,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        Self {
+            threads: 1,
+            move_overhead_ms: 30,
+        }
+    }
+}
+
+/// Searches `pos` within `limits` with `threads` threads and returns the best
+/// move; each completed iteration of the main thread is passed to `report`.
+pub fn think(
+    pos: &Position,
+    eval: &dyn Evaluator,
+    tt: &TranspositionTable,
+    limits: &Limits,
+    threads: usize,
+    control: &Control,
+    report: &mut (dyn FnMut(&Info) + Send),
+) -> SearchResult {
+    let options = SearchOptions {
+        threads,
+        ..SearchOptions::default()
+    };
+    think_with(pos, eval, tt, limits, &options, control, report)
+}
+
+/// [`think`] with all options.
+pub fn think_with(
+    pos: &Position,
+    eval: &dyn Evaluator,
+    tt: &TranspositionTable,
+    limits: &Limits,
+    options: &SearchOptions,
+    control: &Control,
+    report: &mut (dyn FnMut(&Info) + Send),
+) -> SearchResult {
+    let budget = time::budget(limits, pos.turn(), options.move_overhead_ms);
+    control.reset(budget, limits.nodes, limits.ponder);
+    tt.new_search();
+
+    let root = pos.clone_for_search();
+    let mut legal = Move32List::new();
+    generate_moves_move32::<Legal>(&root, &mut legal);
+    let root_moves: Vec<Move32> = legal.iter().copied().collect();
+    let max_depth = limits
+        .depth
+        .unwrap_or(MAX_PLY as u32 - 8)
+        .clamp(1, MAX_PLY as u32 - 8);
+
+    let result = if root_moves.is_empty() {
+        SearchResult {
+            best_move: None,
+            ponder_move: None,
+            score: score::mated_in(0),
+            depth: 0,
+            nodes: 0,
+            pv: Vec::new(),
+        }
+    } else {
+        let threads = options.threads.clamp(1, MAX_THREADS);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (1..threads)
+                .map(|id| {
+                    let mut root = root.clone_for_search();
+                    let root_moves = root_moves.clone();
+                    std::thread::Builder::new()
+                        .stack_size(32 << 20)
+                        .spawn_scoped(scope, move || {
+                            let mut buf = SearchBuffers::new();
+                            let mut worker =
+                                Worker::new(&mut root, eval, Some(tt), control, id, &mut buf);
+                            iterate(&mut worker, root_moves, max_depth, &mut |_| {});
+                        })
+                        .expect("spawning a search thread")
+                })
+                .collect();
+            let mut main_root = root.clone_for_search();
+            let mut buf = SearchBuffers::new();
+            let mut worker = Worker::new(&mut main_root, eval, Some(tt), control, 0, &mut buf);
+            let result = iterate(&mut worker, root_moves.clone(), max_depth, report);
+            // Pondering or infinite search: the move may only be sent after
+            // `stop` (or, when pondering, `ponderhit` and the time it allows).
+            while (limits.infinite || control.pondering.load(Ordering::Relaxed))
+                && !control.stop.load(Ordering::Relaxed)
+            {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            control.stop();
+            for h in handles {
+                let _ = h.join();
+            }
+            result
+        })
+    };
+    control.stop();
+    result
+}
+
+/// Iterative deepening of one thread. Helper threads (id > 0) skip some
+/// depths so that the threads spread over the tree.
+fn iterate(
+    worker: &mut Worker,
+    mut root_moves: Vec<Move32>,
+    max_depth: u32,
+    report: &mut (dyn FnMut(&Info) + Send),
+) -> SearchResult {
+    let control = worker.control;
+    let mut result = SearchResult {
+        best_move: Some(root_moves[0]),
+        ponder_move: None,
+        score: 0,
+        depth: 0,
+        nodes: 0,
+        pv: vec![root_moves[0]],
+    };
+    let mut depth = 1 + (worker.id as u32 & 1);
+    while depth <= max_depth {
+        let iteration = root_search(worker, &mut root_moves, depth as i32);
+        if iteration.improved {
+            result.best_move = Some(root_moves[0]);
+            result.pv = worker.pv().to_vec();
+            result.score = iteration.score;
+            result.ponder_move = result.pv.get(1).copied();
+        }
+        if !iteration.completed {
+            break;
+        }
+        let score = iteration.score;
+        result.depth = depth;
+        if worker.id == 0 {
+            let time_ms = control.elapsed_ms();
+            let nodes = control.total_nodes(worker.nodes);
+            report(&Info {
+                depth,
+                seldepth: worker.seldepth as u32,
+                time_ms,
+                nodes,
+                nps: nodes * 1000 / time_ms.max(1),
+                hashfull: worker.tt.map_or(0, TranspositionTable::hashfull),
+                score,
+                pv: result.pv.clone(),
+            });
+            if !control.pondering.load(Ordering::Relaxed)
+                && let Some(b) = control.budget()
+                && control.clock_ms() >= b.optimum
+            {
+                break;
+            }
+            if score::is_mate_score(score) && score > 0 && depth > (score::MATE - score) as u32 + 2
+            {
+                break;
+            }
+        }
+        depth += 1;
+    }
+    result.nodes = control.total_nodes(worker.nodes);
+    result
+}
+
+struct Iteration {
+    /// The best score, exact when the iteration completed.
+    score: i32,
+    completed: bool,
+    /// A root move was fully searched and became (or stayed) best.
+    improved: bool,
+}
+
+/// One iteration at the root: every root move searched, best first; the
+/// best move is moved to the front.
+fn root_search(worker: &mut Worker, root_moves: &mut [Move32], depth: i32) -> Iteration {
+    let mut alpha = -INFINITE;
+    let beta = INFINITE;
+    let mut best = -INFINITE;
+    let mut improved = false;
+    worker.seldepth = 0;
+    for i in 0..root_moves.len() {
+        let mv = root_moves[i];
+        let gives_check = worker.pos.gives_check_move32(mv);
+        worker.pos.apply_move32_with_gives_check(mv, gives_check);
+        let score = if i == 0 {
+            -worker.search(-beta, -alpha, depth - 1, 1, true, true)
+        } else {
+            let s = -worker.search(-alpha - 1, -alpha, depth - 1, 1, false, true);
+            if s > alpha && !worker.stopped {
+                -worker.search(-beta, -alpha, depth - 1, 1, true, true)
+            } else {
+                s
+            }
+        };
+        worker
+            .pos
+            .undo_move32(mv)
+            .expect("undo of a move just applied cannot fail");
+        if worker.stopped {
+            return Iteration {
+                score: best,
+                completed: false,
+                improved,
+            };
+        }
+        if score > best {
+            best = score;
+            if score > alpha {
+                alpha = score;
+                improved = true;
+                worker.update_pv(0, mv);
+                root_moves[..=i].rotate_right(1);
+            }
+        }
+    }
+    Iteration {
+        score: best,
+        completed: true,
+        improved,
+    }
+}

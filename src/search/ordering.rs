@@ -1,0 +1,140 @@
+//! Move ordering: the transposition-table move, winning and equal captures
+//! (MVV-LVA), killers, quiet moves by history, losing captures last.
+
+use rsshogi::board::Position;
+use rsshogi::types::{Move32, Piece};
+
+use super::see::see;
+use crate::eval::piece_value;
+
+/// More than the most legal moves a shogi position can have (593).
+pub const MAX_MOVES: usize = 600;
+
+const TT_MOVE: i32 = 1 << 30;
+const GOOD_CAPTURE: i32 = 1 << 28;
+const KILLER: i32 = 1 << 27;
+const BAD_CAPTURE: i32 = -(1 << 28);
+const HISTORY_MAX: i32 = 1 << 14;
+
+/// Quiet-move history, indexed by the piece after the move and its destination.
+pub struct History {
+    table: Box<[[i32; 81]; Piece::COUNT]>,
+}
+
+impl Default for History {
+    fn default() -> Self {
+        Self {
+            table: Box::new([[0; 81]; Piece::COUNT]),
+        }
+    }
+}
+
+impl History {
+    pub fn get(&self, mv: Move32) -> i32 {
+        self.table[mv.piece_after_move().to_index()][mv.to_sq().to_index()]
+    }
+
+    /// Rewards (or, with a negative bonus, punishes) a quiet move; values
+    /// decay towards zero as they grow, so old results fade.
+    pub fn update(&mut self, mv: Move32, bonus: i32) {
+        let slot = &mut self.table[mv.piece_after_move().to_index()][mv.to_sq().to_index()];
+        let bonus = bonus.clamp(-HISTORY_MAX, HISTORY_MAX);
+        *slot += bonus - *slot * bonus.abs() / HISTORY_MAX;
+    }
+}
+
+/// A list of moves, handed out best score first (selection sort: most nodes
+/// cut off after a few moves, so sorting everything would be wasted).
+pub struct ScoredMoves {
+    moves: [Move32; MAX_MOVES],
+    scores: [i32; MAX_MOVES],
+    len: usize,
+    next: usize,
+}
+
+impl ScoredMoves {
+    pub fn new() -> Self {
+        Self {
+            moves: [Move32::MOVE_NONE; MAX_MOVES],
+            scores: [0; MAX_MOVES],
+            len: 0,
+            next: 0,
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.len = 0;
+        self.next = 0;
+    }
+
+    pub fn push(&mut self, mv: Move32, score: i32) {
+        self.moves[self.len] = mv;
+        self.scores[self.len] = score;
+        self.len += 1;
+    }
+
+    /// The best remaining move and its ordering score.
+    pub fn pick(&mut self) -> Option<(Move32, i32)> {
+        if self.next >= self.len {
+            return None;
+        }
+        let mut best = self.next;
+        for i in self.next + 1..self.len {
+            if self.scores[i] > self.scores[best] {
+                best = i;
+            }
+        }
+        self.moves.swap(self.next, best);
+        self.scores.swap(self.next, best);
+        let picked = (self.moves[self.next], self.scores[self.next]);
+        self.next += 1;
+        Some(picked)
+    }
+}
+
+impl Default for ScoredMoves {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Whether a move is a capture (the destination holds an enemy piece).
+pub fn is_capture(pos: &Position, mv: Move32) -> bool {
+    !mv.is_drop() && !pos.piece_on(mv.to_sq()).is_empty()
+}
+
+/// Most valuable victim first, least valuable attacker breaking ties.
+pub fn mvv_lva(pos: &Position, mv: Move32) -> i32 {
+    let victim = piece_value(pos.piece_on(mv.to_sq()).piece_type());
+    let attacker = piece_value(pos.piece_on(mv.from_sq()).piece_type());
+    victim * 16 - attacker / 16
+}
+
+/// The ordering score of a move in the main search.
+pub fn score_move(
+    pos: &Position,
+    mv: Move32,
+    tt_move: Move32,
+    killers: &[Move32; 2],
+    history: &History,
+) -> i32 {
+    if mv == tt_move {
+        return TT_MOVE;
+    }
+    if is_capture(pos, mv) {
+        let base = mvv_lva(pos, mv);
+        return if see(pos, mv) >= 0 {
+            GOOD_CAPTURE + base
+        } else {
+            BAD_CAPTURE + base
+        };
+    }
+    if mv == killers[0] {
+        return KILLER + 1;
+    }
+    if mv == killers[1] {
+        return KILLER;
+    }
+    let promotion = if mv.is_promotion() { HISTORY_MAX } else { 0 };
+    history.get(mv) + promotion
+}

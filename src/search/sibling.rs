@@ -1,0 +1,56 @@
+//! Depth-1 scores of sibling positions, the labels of `extract`.
+
+use std::sync::Arc;
+
+use rsshogi::board::Position;
+
+use super::Control;
+use super::score::INFINITE;
+use super::worker::{SearchBuffers, Worker};
+use crate::eval::Evaluator;
+
+/// Scores sibling positions (the position after one candidate move) by a
+/// depth-1 search: the opponent's best reply by one ply of search plus
+/// quiescence, seen from the mover. One per thread; it keeps buffers and
+/// move-ordering statistics but no transposition table, so a score depends
+/// only on the position (and its history), never on what was scored before.
+///
+/// ```
+/// use std::sync::Arc;
+/// use niwatori::eval::Material;
+/// use niwatori::search::SiblingScorer;
+/// let mut scorer = SiblingScorer::new(Arc::new(Material));
+/// // Black has just dropped a pawn on 5c that White's gold takes for free:
+/// // Black ends a gold and a pawn (600 + 100) down.
+/// let mut pos = rsshogi::board::position_from_sfen("4k4/4g4/4P4/9/9/9/9/9/4K4 w - 2").unwrap();
+/// assert_eq!(scorer.score(&mut pos), -700);
+/// ```
+pub struct SiblingScorer {
+    eval: Arc<dyn Evaluator>,
+    control: Control,
+    buffers: Box<SearchBuffers>,
+}
+
+impl SiblingScorer {
+    pub fn new(eval: Arc<dyn Evaluator>) -> Self {
+        Self {
+            eval,
+            control: Control::new(),
+            buffers: Box::new(SearchBuffers::new()),
+        }
+    }
+
+    /// The score of `pos` (the opponent to move) in centipawns from the
+    /// mover's point of view; mates are beyond ±10000. `pos` is unchanged.
+    pub fn score(&mut self, pos: &mut Position) -> i32 {
+        let mut worker = Worker::new(
+            pos,
+            self.eval.as_ref(),
+            None,
+            &self.control,
+            0,
+            &mut self.buffers,
+        );
+        -worker.search(-INFINITE, INFINITE, 1, 0, true, false)
+    }
+}

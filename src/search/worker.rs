@@ -1,0 +1,398 @@
+//! One search thread: principal variation search with a transposition
+//! table, null-move pruning, late-move reductions, killers and history, and
+//! a quiescence search over captures and pawn promotions with SEE pruning
+//! and a mate-in-1 check at the horizon.
+
+use std::sync::atomic::Ordering;
+
+use rsshogi::board::{
+    CapturePlusPro, Evasions, Move32List, NonEvasions, Position, generate_moves_move32,
+};
+use rsshogi::mate::solve_mate_in_one_in_place;
+use rsshogi::types::{Move32, RepetitionState};
+
+use super::Control;
+use super::ordering::{History, ScoredMoves, is_capture, mvv_lva, score_move};
+use super::score::{
+    EVAL_LIMIT, INFINITE, MAX_PLY, from_tt, is_mate_score, mate_in, mated_in, to_tt,
+};
+use super::see::see;
+use crate::eval::Evaluator;
+use crate::tt::{Bound, TranspositionTable};
+
+/// Beyond this many plies of quiescence, a position is judged by its evaluation.
+const MAX_QUIESCENCE_PLY: usize = 16;
+
+/// Per-thread tables and move lists, kept between searches so that a
+/// search (a sibling score) allocates nothing.
+pub(crate) struct SearchBuffers {
+    killers: Vec<[Move32; 2]>,
+    history: History,
+    lists: Vec<ScoredMoves>,
+    pv: Box<[[Move32; MAX_PLY + 1]; MAX_PLY + 1]>,
+    pv_len: [usize; MAX_PLY + 1],
+}
+
+impl SearchBuffers {
+    pub fn new() -> Self {
+        Self {
+            killers: vec![[Move32::MOVE_NONE; 2]; MAX_PLY + 2],
+            history: History::default(),
+            lists: (0..=MAX_PLY).map(|_| ScoredMoves::new()).collect(),
+            pv: Box::new([[Move32::MOVE_NONE; MAX_PLY + 1]; MAX_PLY + 1]),
+            pv_len: [0; MAX_PLY + 1],
+        }
+    }
+}
+
+pub(crate) struct Worker<'a> {
+    pub pos: &'a mut Position,
+    eval: &'a dyn Evaluator,
+    /// Exact upper bound on what a quiet move gains (see [`Evaluator::quiet_gain_bound`]).
+    quiet_gain_bound: Option<i32>,
+    pub tt: Option<&'a TranspositionTable>,
+    pub control: &'a Control,
+    pub id: usize,
+    pub nodes: u64,
+    pub seldepth: usize,
+    pub stopped: bool,
+    buf: &'a mut SearchBuffers,
+}
+
+impl<'a> Worker<'a> {
+    pub fn new(
+        pos: &'a mut Position,
+        eval: &'a dyn Evaluator,
+        tt: Option<&'a TranspositionTable>,
+        control: &'a Control,
+        id: usize,
+        buf: &'a mut SearchBuffers,
+    ) -> Self {
+        Self {
+            pos,
+            eval,
+            quiet_gain_bound: eval.quiet_gain_bound(),
+            tt,
+            control,
+            id,
+            nodes: 0,
+            seldepth: 0,
+            stopped: false,
+            buf,
+        }
+    }
+
+    /// The principal variation found by the last search from ply 0.
+    pub fn pv(&self) -> &[Move32] {
+        &self.buf.pv[0][..self.buf.pv_len[0]]
+    }
+
+    pub fn evaluate(&self) -> i32 {
+        self.eval.evaluate(self.pos).clamp(-EVAL_LIMIT, EVAL_LIMIT)
+    }
+
+    fn count_node(&mut self) {
+        self.nodes += 1;
+        if self.nodes & 255 == 0 || self.control.nodes_limited() {
+            if self.id == 0 {
+                self.control.check_limits(self.nodes);
+            } else {
+                self.control.publish_nodes(self.id, self.nodes);
+            }
+            self.stopped = self.control.stop.load(Ordering::Relaxed);
+        }
+    }
+
+    pub fn update_pv(&mut self, ply: usize, mv: Move32) {
+        self.buf.pv[ply][ply] = mv;
+        let child_len = self.buf.pv_len[ply + 1].max(ply + 1);
+        for i in ply + 1..child_len {
+            self.buf.pv[ply][i] = self.buf.pv[ply + 1][i];
+        }
+        self.buf.pv_len[ply] = child_len;
+    }
+
+    /// Alpha-beta search of `depth` plies from the current position, `ply`
+    /// plies below the root. Fail-soft; returns 0 when stopped.
+    pub fn search(
+        &mut self,
+        mut alpha: i32,
+        mut beta: i32,
+        depth: i32,
+        ply: usize,
+        pv_node: bool,
+        null_ok: bool,
+    ) -> i32 {
+        if depth <= 0 {
+            return self.quiescence(alpha, beta, ply, 0);
+        }
+        self.buf.pv_len[ply] = ply;
+        self.count_node();
+        if self.stopped {
+            return 0;
+        }
+        self.seldepth = self.seldepth.max(ply);
+        if ply > 0 {
+            match self.pos.cached_repetition_state_with_ply(ply) {
+                RepetitionState::Draw => return 0,
+                RepetitionState::Win => return mate_in(ply),
+                RepetitionState::Lose => return mated_in(ply),
+                _ => {}
+            }
+            alpha = alpha.max(mated_in(ply));
+            beta = beta.min(mate_in(ply + 1));
+            if alpha >= beta {
+                return alpha;
+            }
+            if ply >= MAX_PLY - 1 {
+                return self.evaluate();
+            }
+        }
+
+        let key = self.pos.key().low_u64();
+        let tt_entry = self.tt.and_then(|tt| tt.probe(key));
+        let tt_move16 = tt_entry.map_or(0, |e| e.mv);
+        if let Some(e) = tt_entry
+            && !pv_node
+            && e.depth >= depth
+        {
+            let score = from_tt(e.score, ply);
+            let cut = match e.bound {
+                Bound::Exact => true,
+                Bound::Lower => score >= beta,
+                Bound::Upper => score <= alpha,
+            };
+            if cut {
+                return score;
+            }
+        }
+
+        let in_check = self.pos.is_in_check();
+        let static_eval = if in_check { -INFINITE } else { self.evaluate() };
+        if !in_check && ply > 0 {
+            if solve_mate_in_one_in_place(self.pos).is_some() {
+                return mate_in(ply + 1);
+            }
+            if !pv_node && null_ok && depth >= 3 && static_eval >= beta {
+                let reduction = 2 + depth / 4;
+                if self.pos.apply_null_move().is_ok() {
+                    let score = -self.search(
+                        -beta,
+                        -beta + 1,
+                        depth - 1 - reduction,
+                        ply + 1,
+                        false,
+                        false,
+                    );
+                    let _ = self.pos.undo_null_move();
+                    if self.stopped {
+                        return 0;
+                    }
+                    if score >= beta {
+                        return if is_mate_score(score) { beta } else { score };
+                    }
+                }
+            }
+        }
+
+        let mut generated = Move32List::new();
+        if in_check {
+            generate_moves_move32::<Evasions>(self.pos, &mut generated);
+        } else {
+            generate_moves_move32::<NonEvasions>(self.pos, &mut generated);
+        }
+        let killers = self.buf.killers[ply];
+        self.buf.lists[ply].clear();
+        for &mv in generated.iter() {
+            let tt_mv = if mv.to_move().raw() == tt_move16 {
+                mv
+            } else {
+                Move32::MOVE_NONE
+            };
+            let s = score_move(self.pos, mv, tt_mv, &killers, &self.buf.history);
+            self.buf.lists[ply].push(mv, s);
+        }
+
+        // A quiet move cannot lift the score above static_eval + bound
+        // (exact for material evaluations), so at the frontier it is skipped
+        // when that cannot reach alpha.
+        let futile_quiet_at_frontier = depth == 1 && !in_check && self.quiet_gain_bound.is_some();
+        let quiet_ceiling = static_eval + self.quiet_gain_bound.unwrap_or(0);
+
+        let mut best = -INFINITE;
+        let mut best_move = Move32::MOVE_NONE;
+        let mut searched = 0usize;
+        let mut quiets_tried = [Move32::MOVE_NONE; 64];
+        let mut quiet_count = 0usize;
+        while let Some((mv, _)) = self.buf.lists[ply].pick() {
+            if !self.pos.is_legal_after_pseudo_move32(mv) {
+                continue;
+            }
+            let capture = is_capture(self.pos, mv);
+            let gives_check = self.pos.gives_check_move32(mv);
+            let quiet = !capture && !mv.is_promotion();
+            if futile_quiet_at_frontier && quiet && !gives_check && quiet_ceiling <= alpha {
+                best = best.max(quiet_ceiling);
+                searched += 1;
+                continue;
+            }
+            self.pos.apply_move32_with_gives_check(mv, gives_check);
+            let new_depth = depth - 1;
+            let score = if searched == 0 {
+                -self.search(-beta, -alpha, new_depth, ply + 1, pv_node, true)
+            } else {
+                let reduction = if depth >= 3 && searched >= 3 && quiet && !in_check && !gives_check
+                {
+                    1 + i32::from(searched >= 8) + i32::from(depth >= 8 && searched >= 16)
+                } else {
+                    0
+                };
+                let mut s = -self.search(
+                    -alpha - 1,
+                    -alpha,
+                    new_depth - reduction,
+                    ply + 1,
+                    false,
+                    true,
+                );
+                if s > alpha && reduction > 0 {
+                    s = -self.search(-alpha - 1, -alpha, new_depth, ply + 1, false, true);
+                }
+                if s > alpha && s < beta && pv_node {
+                    s = -self.search(-beta, -alpha, new_depth, ply + 1, true, true);
+                }
+                s
+            };
+            self.pos
+                .undo_move32(mv)
+                .expect("undo of a move just applied cannot fail");
+            if self.stopped {
+                return 0;
+            }
+            searched += 1;
+            if score > best {
+                best = score;
+                if score > alpha {
+                    best_move = mv;
+                    self.update_pv(ply, mv);
+                    if score >= beta {
+                        if quiet {
+                            self.reward_quiet(ply, depth, mv, &quiets_tried[..quiet_count]);
+                        }
+                        break;
+                    }
+                    alpha = score;
+                }
+            }
+            if quiet && quiet_count < quiets_tried.len() {
+                quiets_tried[quiet_count] = mv;
+                quiet_count += 1;
+            }
+        }
+        if searched == 0 {
+            // No legal move: mated (a position without moves is lost in shogi).
+            return mated_in(ply);
+        }
+        if let Some(tt) = self.tt {
+            let bound = if best >= beta {
+                Bound::Lower
+            } else if best_move != Move32::MOVE_NONE {
+                Bound::Exact
+            } else {
+                Bound::Upper
+            };
+            tt.store(
+                key,
+                best_move.to_move().raw(),
+                to_tt(best, ply),
+                depth,
+                bound,
+            );
+        }
+        best
+    }
+
+    fn reward_quiet(&mut self, ply: usize, depth: i32, mv: Move32, tried: &[Move32]) {
+        let killers = &mut self.buf.killers[ply];
+        if killers[0] != mv {
+            killers[1] = killers[0];
+            killers[0] = mv;
+        }
+        let bonus = depth * depth;
+        self.buf.history.update(mv, bonus);
+        for &other in tried {
+            if other != mv {
+                self.buf.history.update(other, -bonus);
+            }
+        }
+    }
+
+    /// Captures and pawn promotions until the position is quiet; the side
+    /// to move may stand pat unless in check. `qply` counts quiescence plies.
+    pub fn quiescence(&mut self, mut alpha: i32, beta: i32, ply: usize, qply: usize) -> i32 {
+        self.buf.pv_len[ply] = ply;
+        self.count_node();
+        if self.stopped {
+            return 0;
+        }
+        self.seldepth = self.seldepth.max(ply);
+        let in_check = self.pos.is_in_check();
+        if ply >= MAX_PLY - 1 || qply >= MAX_QUIESCENCE_PLY {
+            return if in_check { 0 } else { self.evaluate() };
+        }
+        let mut generated = Move32List::new();
+        let mut best;
+        if in_check {
+            best = mated_in(ply);
+            generate_moves_move32::<Evasions>(self.pos, &mut generated);
+        } else {
+            let stand_pat = self.evaluate();
+            if stand_pat >= beta {
+                return stand_pat;
+            }
+            if qply == 0 && solve_mate_in_one_in_place(self.pos).is_some() {
+                return mate_in(ply + 1);
+            }
+            best = stand_pat;
+            alpha = alpha.max(stand_pat);
+            generate_moves_move32::<CapturePlusPro>(self.pos, &mut generated);
+        }
+        self.buf.lists[ply].clear();
+        for &mv in generated.iter() {
+            let s = if is_capture(self.pos, mv) {
+                mvv_lva(self.pos, mv)
+            } else {
+                0
+            };
+            self.buf.lists[ply].push(mv, s);
+        }
+        while let Some((mv, _)) = self.buf.lists[ply].pick() {
+            if !self.pos.is_legal_after_pseudo_move32(mv) {
+                continue;
+            }
+            if !in_check && see(self.pos, mv) < 0 {
+                continue;
+            }
+            let gives_check = self.pos.gives_check_move32(mv);
+            self.pos.apply_move32_with_gives_check(mv, gives_check);
+            let score = -self.quiescence(-beta, -alpha, ply + 1, qply + 1);
+            self.pos
+                .undo_move32(mv)
+                .expect("undo of a move just applied cannot fail");
+            if self.stopped {
+                return 0;
+            }
+            if score > best {
+                best = score;
+                if score > alpha {
+                    self.update_pv(ply, mv);
+                    if score >= beta {
+                        break;
+                    }
+                    alpha = score;
+                }
+            }
+        }
+        best
+    }
+}

@@ -1,0 +1,156 @@
+//! The transposition table: a shared, lock-free cache of search results.
+//!
+//! Each entry is two `u64` words: the position key XOR-ed with the data, and
+//! the data. A torn write by another thread (Lazy SMP) then fails the key
+//! check instead of returning another position's move, as in Crafty and
+//! Stockfish's early lockless tables.
+//!
+//! ```
+//! use niwatori::tt::{Bound, TranspositionTable};
+//! let tt = TranspositionTable::new(1);
+//! tt.store(0xdead_beef, 0x1234, 57, 6, Bound::Exact);
+//! let hit = tt.probe(0xdead_beef).unwrap();
+//! assert_eq!((hit.mv, hit.score, hit.depth, hit.bound), (0x1234, 57, 6, Bound::Exact));
+//! assert!(tt.probe(0xfeed_face).is_none());
+//! ```
+
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+
+/// What a stored score says about the true value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    /// The true value is at most the score (no move reached alpha).
+    Upper = 1,
+    /// The true value is at least the score (a move reached beta).
+    Lower = 2,
+    /// The score is the true value at that depth.
+    Exact = 3,
+}
+
+/// A probe result.
+#[derive(Clone, Copy, Debug)]
+pub struct Entry {
+    /// The best move as rsshogi's 16-bit `Move` (0 when none).
+    pub mv: u16,
+    pub score: i32,
+    pub depth: i32,
+    pub bound: Bound,
+}
+
+struct Slot {
+    check: AtomicU64,
+    data: AtomicU64,
+}
+
+/// A fixed-size table indexed by the low bits of the position key.
+pub struct TranspositionTable {
+    slots: Vec<Slot>,
+    mask: usize,
+    generation: AtomicU8,
+}
+
+// data layout: mv 16 | score 16 | depth 8 | bound 2 | generation 6
+fn pack(mv: u16, score: i32, depth: i32, bound: Bound, generation: u8) -> u64 {
+    u64::from(mv)
+        | (u64::from(score as i16 as u16) << 16)
+        | (u64::from(depth.clamp(-1, 254) as i16 as u8) << 32)
+        | ((bound as u64) << 40)
+        | (u64::from(generation & 63) << 42)
+}
+
+impl TranspositionTable {
+    /// A table of about `megabytes` MiB (rounded down to a power of two
+    /// entries, at least 1024).
+    pub fn new(megabytes: usize) -> Self {
+        let wanted = (megabytes.max(1) << 20) / std::mem::size_of::<Slot>();
+        let len = (wanted.next_power_of_two() >> 1).max(1024);
+        let slots = (0..len)
+            .map(|_| Slot {
+                check: AtomicU64::new(0),
+                data: AtomicU64::new(0),
+            })
+            .collect();
+        Self {
+            slots,
+            mask: len - 1,
+            generation: AtomicU8::new(0),
+        }
+    }
+
+    /// Forgets everything (`usinewgame`).
+    pub fn clear(&self) {
+        for slot in &self.slots {
+            slot.check.store(0, Ordering::Relaxed);
+            slot.data.store(0, Ordering::Relaxed);
+        }
+        self.generation.store(0, Ordering::Relaxed);
+    }
+
+    /// Marks the start of a new search, so that old entries are replaced first.
+    pub fn new_search(&self) {
+        self.generation.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn slot(&self, key: u64) -> &Slot {
+        &self.slots[(key as usize) & self.mask]
+    }
+
+    pub fn probe(&self, key: u64) -> Option<Entry> {
+        let slot = self.slot(key);
+        let data = slot.data.load(Ordering::Relaxed);
+        let check = slot.check.load(Ordering::Relaxed);
+        if data == 0 || check ^ data != key {
+            return None;
+        }
+        let bound = match (data >> 40) & 3 {
+            1 => Bound::Upper,
+            2 => Bound::Lower,
+            3 => Bound::Exact,
+            _ => return None,
+        };
+        Some(Entry {
+            mv: data as u16,
+            score: i32::from((data >> 16) as u16 as i16),
+            depth: i32::from((data >> 32) as u8 as i8),
+            bound,
+        })
+    }
+
+    /// Stores a result, replacing the slot's entry unless it is a deeper
+    /// result for another position from this search.
+    pub fn store(&self, key: u64, mv: u16, score: i32, depth: i32, bound: Bound) {
+        let slot = self.slot(key);
+        let generation = self.generation.load(Ordering::Relaxed);
+        let old = slot.data.load(Ordering::Relaxed);
+        let old_key = slot.check.load(Ordering::Relaxed) ^ old;
+        if old != 0 && old_key != key {
+            let old_depth = i32::from((old >> 32) as u8 as i8);
+            let old_generation = ((old >> 42) & 63) as u8;
+            if old_generation == generation & 63 && old_depth > depth + 2 {
+                return;
+            }
+        }
+        // Keep the old move when the new result has none (fail-low).
+        let mv = if mv == 0 && old_key == key {
+            old as u16
+        } else {
+            mv
+        };
+        let data = pack(mv, score, depth, bound, generation);
+        slot.check.store(key ^ data, Ordering::Relaxed);
+        slot.data.store(data, Ordering::Relaxed);
+    }
+
+    /// Per-mille of the first 1000 slots used by the current search (USI `hashfull`).
+    pub fn hashfull(&self) -> u32 {
+        let generation = self.generation.load(Ordering::Relaxed) & 63;
+        self.slots
+            .iter()
+            .take(1000)
+            .filter(|s| {
+                let d = s.data.load(Ordering::Relaxed);
+                d != 0 && ((d >> 42) & 63) as u8 == generation
+            })
+            .count() as u32
+    }
+}
