@@ -494,12 +494,10 @@ fn play_one(
         let side = side_index(pos.turn());
         if side == us && pending.is_none() {
             if !new_game_done {
-                if engine.is_none() {
-                    *engine = Some(UsiEngine::start(&opts.engine, &opts.niwatori_exe)?);
-                }
-                if engine.as_mut().expect("started").new_game().is_err() {
-                    *engine = Some(UsiEngine::start(&opts.engine, &opts.niwatori_exe)?);
-                    engine.as_mut().expect("started").new_game()?;
+                if let Some(e) = engine.as_mut()
+                    && e.new_game().is_err()
+                {
+                    *engine = None; // think() starts a fresh one
                 }
                 new_game_done = true;
             }
@@ -713,17 +711,21 @@ fn think(
         position.push_str(" moves ");
         position.push_str(&all.join(" "));
     }
-    let e = engine.as_mut().expect("engine started before thinking");
+    if engine.is_none() {
+        // Restarted after a crash or hang; it counts against this move's time.
+        let mut e = UsiEngine::start(&opts.engine, &opts.niwatori_exe)?;
+        e.new_game()?;
+        *engine = Some(e);
+    }
+    let e = engine.as_mut().expect("engine started just above");
     let grace = Duration::from_millis((budget.saturating_sub(think_ms) / 2).max(1));
     let result = e.search(&position, &go, Some(Duration::from_millis(left)), grace);
     let r = match result {
         Ok(r) => r,
         Err(err) => {
-            eprintln!("warning: {err}; sending a legal move instead and restarting the engine");
-            *engine = UsiEngine::start(&opts.engine, &opts.niwatori_exe).ok();
-            if let Some(e) = engine.as_mut() {
-                let _ = e.new_game();
-            }
+            // The move goes out first; the engine is restarted on the next turn.
+            eprintln!("warning: {err}; sending a legal move instead");
+            *engine = None;
             *fallback_moves += 1;
             let mv = fallback_move(pos).expect("not mated, so a legal move exists");
             let usi = pos.move_from_csa(&mv).to_usi();

@@ -39,6 +39,7 @@ pub fn script_engine(dir: &Path, name: &str, on_go: OnGo) -> EngineSpec {
 set -f
 n=0
 while IFS= read -r line; do
+  printf '%s\n' "$line" >> "$0.in"
   set -- $line
   case "$1" in
     usi) echo "id name {name}"; echo "option name Dummy type check default false"; echo usiok;;
