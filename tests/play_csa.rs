@@ -26,6 +26,8 @@ struct Game {
     byoyomi: u64,
     /// The opponent's moves (CSA); when they run out, the opponent resigns.
     opponent: Vec<&'static str>,
+    /// How long the opponent thinks before each move.
+    opponent_ms: u64,
 }
 
 /// What the server saw.
@@ -36,6 +38,8 @@ struct Seen {
     endings: Vec<String>,
     logout: bool,
     time_up: bool,
+    /// Empty lines received from the client.
+    keepalives: u32,
 }
 
 fn send(s: &mut TcpStream, line: &str) {
@@ -167,6 +171,7 @@ fn serve(listener: TcpListener, game: Game) -> Seen {
             seen.client_moves.push((line.clone(), secs));
             send(&mut stream, &format!("{mv},T{secs}"));
         } else {
+            std::thread::sleep(std::time::Duration::from_millis(game.opponent_ms));
             match opponent.next() {
                 Some(mv) => {
                     let m32 = pos.move_from_csa(mv);
@@ -190,6 +195,7 @@ fn serve(listener: TcpListener, game: Game) -> Seen {
             break;
         }
     }
+    seen.keepalives = keepalives;
     seen
 }
 
@@ -205,7 +211,7 @@ fn client_options(port: u16, engine: EngineSpec, out: &Path) -> CsaOptions {
         niwatori_exe: niwatori_exe(),
         out_dir: out.to_path_buf(),
         margin_ms: 1000,
-        keepalive_secs: 30,
+        keepalive_secs: 1,
         send_pv: true,
         connect_retries: 0,
     }
@@ -238,8 +244,13 @@ fn plays_a_game_from_a_summary_with_moves_and_wins_on_resignation() {
         total: 60,
         byoyomi: 0,
         opponent: vec!["-3334FU"],
+        opponent_ms: 2500,
     };
     let (seen, outcomes, dir) = run(game, OnGo::Script(&engine_moves));
+    assert!(
+        seen.keepalives >= 1,
+        "an idle client sends empty keep-alive lines"
+    );
     assert!(!seen.time_up);
     assert!(seen.logout, "client logged out");
     // Moves carry the engine's score and PV after a comma, floodgate style.
@@ -330,6 +341,7 @@ fn resigns_when_mated_and_reads_the_ending_sequence() {
         total: 60,
         byoyomi: 10,
         opponent: vec![],
+        opponent_ms: 0,
     };
     let (seen, outcomes, _dir) = run(game, OnGo::Script(&[]));
     assert_eq!(seen.endings, ["%TORYO,T0", "#RESIGN", "#LOSE"]);
@@ -350,6 +362,7 @@ fn a_hung_engine_does_not_lose_on_time() {
         total: 0,
         byoyomi: 2,
         opponent: vec![],
+        opponent_ms: 0,
     };
     let (seen, outcomes, _dir) = run(game, OnGo::Sleep(5, &["7g7f"]));
     assert!(!seen.time_up, "{seen:?}");
@@ -371,6 +384,7 @@ fn wrong_password_is_a_clear_error() {
         total: 10,
         byoyomi: 0,
         opponent: vec![],
+        opponent_ms: 0,
     };
     let server = std::thread::spawn(move || serve(listener, game));
     let mut opts = client_options(port, spec, &dir.path().join("out"));

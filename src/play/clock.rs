@@ -2,8 +2,10 @@
 //!
 //! Time is counted as in shogi: each side has a main time; when it is spent, each
 //! move may use up to the byoyomi; with an increment (Fischer) the increment is
-//! added after every move. A move that takes longer than the main time left plus
-//! the byoyomi (plus the referee's tolerance for pipe latency) loses on time.
+//! added when the side's turn starts (as shogi-server does, and as engines read
+//! `btime`+`binc`). A move that takes longer than the main time left plus the
+//! increment plus the byoyomi (plus the referee's tolerance for pipe latency)
+//! loses on time.
 //!
 //! ```
 //! use niwatori::play::clock::{Clock, TimeControl};
@@ -114,7 +116,7 @@ impl Clock {
 
     /// The longest `side` may think on this move.
     pub fn budget(&self, side: usize) -> Duration {
-        Duration::from_millis(self.remaining[side] + self.tc.byoyomi_ms)
+        Duration::from_millis(self.remaining[side] + self.tc.increment_ms + self.tc.byoyomi_ms)
     }
 
     /// The time part of a USI `go` command (without the word `go`).
@@ -136,8 +138,9 @@ impl Clock {
         used_ms: u64,
         tolerance_ms: u64,
     ) -> Result<(), TimeLoss> {
-        let allowed_ms = self.remaining[side] + self.tc.byoyomi_ms;
-        self.remaining[side] = self.remaining[side].saturating_sub(used_ms) + self.tc.increment_ms;
+        let allowed_ms = self.remaining[side] + self.tc.increment_ms + self.tc.byoyomi_ms;
+        self.remaining[side] =
+            (self.remaining[side] + self.tc.increment_ms).saturating_sub(used_ms);
         if used_ms > allowed_ms + tolerance_ms {
             Err(TimeLoss {
                 used_ms,

@@ -518,6 +518,9 @@ fn play_one(
         let Some((t, line)) = conn.recv(keepalive, None, "playing")? else {
             continue;
         };
+        if line.starts_with("##") {
+            continue; // shogi-server extensions (##[CHAT] …)
+        }
         if let Some(r) = line.strip_prefix('#') {
             let r = format!("#{r}");
             if matches!(
@@ -687,19 +690,18 @@ fn think(
     if pos.is_mated() {
         return Ok(("%TORYO".into(), None));
     }
-    let budget = clock.budget(us).as_millis() as u64;
+    // The increment is not counted on: servers differ on when they add it.
+    let budget = clock.remaining_ms(us) + clock.tc.byoyomi_ms;
     let think_ms = budget.saturating_sub(opts.margin_ms).max(budget / 2);
     let already = turn_started.elapsed().as_millis() as u64;
     let left = think_ms.saturating_sub(already);
     let own_main = clock.remaining_ms(us).min(left);
     let mut shown = clock.clone();
     shown.set_remaining_ms(us, own_main);
-    let go = if clock.tc.increment_ms > 0 {
-        format!("go {}", shown.go_args(us))
-    } else {
-        let [b, w] = [shown.remaining_ms(0), shown.remaining_ms(1)];
-        format!("go btime {b} wtime {w} byoyomi {}", left - own_main)
-    };
+    // Always the byoyomi form: the engine is told only what is safe to use
+    // (an increment is left out, so the engine cannot plan on it).
+    let [b, w] = [shown.remaining_ms(0), shown.remaining_ms(1)];
+    let go = format!("go btime {b} wtime {w} byoyomi {}", left - own_main);
     let all: Vec<&str> = opening
         .moves
         .iter()
