@@ -171,11 +171,12 @@ mod tests {
         assert_eq!(c.go_args(1), "btime 10000 wtime 10000 binc 500 winc 500");
         c.consume(1, 3000, 0).unwrap();
         assert_eq!(c.remaining_ms(1), 7500);
+        assert_eq!(c.budget(1).as_millis(), 8000);
         assert_eq!(
-            c.consume(1, 7600, 50),
+            c.consume(1, 8100, 50),
             Err(TimeLoss {
-                used_ms: 7600,
-                allowed_ms: 7500
+                used_ms: 8100,
+                allowed_ms: 8000
             })
         );
         assert_eq!(
