@@ -189,6 +189,10 @@ fn serve(listener: TcpListener, game: Game) -> Seen {
         }
     }
     while let Some(line) = read(&mut keepalives) {
+        assert!(
+            !line.starts_with('%') && !line.starts_with('+') && !line.starts_with('-'),
+            "client sent {line:?} after the game ended"
+        );
         if line == "LOGOUT" {
             seen.logout = true;
             send(&mut stream, "LOGOUT:completed");

@@ -489,10 +489,11 @@ fn play_one(
     let mut fallback_moves = 0;
     let mut reasons = Vec::new();
     let mut pending: Option<PlayedMove> = None; // our move awaiting the echo
+    let mut ended_by_us = false; // sent %TORYO or %KACHI; only # lines follow
     let mut turn_started = Instant::now();
     let result = 'game: loop {
         let side = side_index(pos.turn());
-        if side == us && pending.is_none() {
+        if side == us && pending.is_none() && !ended_by_us {
             if !new_game_done {
                 if let Some(e) = engine.as_mut()
                     && e.new_game().is_err()
@@ -513,6 +514,7 @@ fn play_one(
                 &mut fallback_moves,
             )?;
             conn.send(&line)?;
+            ended_by_us = line.starts_with('%');
             pending = played;
         }
         let Some((t, line)) = conn.recv(keepalive, None, "playing")? else {
