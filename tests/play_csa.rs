@@ -28,6 +28,8 @@ struct Game {
     opponent: Vec<&'static str>,
     /// How long the opponent thinks before each move.
     opponent_ms: u64,
+    /// After the scripted moves, this many moves chosen by the server (first legal).
+    auto_moves: usize,
 }
 
 /// What the server saw.
@@ -133,6 +135,7 @@ fn serve(listener: TcpListener, game: Game) -> Seen {
     };
     let mut remaining = game.total;
     let mut opponent = game.opponent.into_iter();
+    let mut auto_left = game.auto_moves;
     let mut turn_start = Instant::now();
     let finish = |stream: &mut TcpStream, lines: &[&str], seen: &mut Seen| {
         for l in lines {
@@ -172,7 +175,20 @@ fn serve(listener: TcpListener, game: Game) -> Seen {
             send(&mut stream, &format!("{mv},T{secs}"));
         } else {
             std::thread::sleep(std::time::Duration::from_millis(game.opponent_ms));
-            match opponent.next() {
+            let auto = || {
+                let mut list = rsshogi::board::Move32List::new();
+                rsshogi::board::generate_legal_all_move32(&pos, &mut list);
+                list.iter().next().and_then(|m| m.to_csa())
+            };
+            let next = match opponent.next() {
+                Some(mv) => Some(mv.to_string()),
+                None if auto_left > 0 => {
+                    auto_left -= 1;
+                    auto()
+                }
+                None => None,
+            };
+            match next.as_deref() {
                 Some(mv) => {
                     let m32 = pos.move_from_csa(mv);
                     let legal = niwatori::play::game::legal_move(&pos, &m32.to_usi())
@@ -249,6 +265,7 @@ fn plays_a_game_from_a_summary_with_moves_and_wins_on_resignation() {
         byoyomi: 0,
         opponent: vec!["-3334FU"],
         opponent_ms: 2500,
+        auto_moves: 0,
     };
     let (seen, outcomes, dir) = run(game, OnGo::Script(&engine_moves));
     assert!(
@@ -346,6 +363,7 @@ fn resigns_when_mated_and_reads_the_ending_sequence() {
         byoyomi: 10,
         opponent: vec![],
         opponent_ms: 0,
+        auto_moves: 0,
     };
     let (seen, outcomes, _dir) = run(game, OnGo::Script(&[]));
     assert_eq!(seen.endings, ["%TORYO,T0", "#RESIGN", "#LOSE"]);
@@ -367,6 +385,7 @@ fn a_hung_engine_does_not_lose_on_time() {
         byoyomi: 2,
         opponent: vec![],
         opponent_ms: 0,
+        auto_moves: 0,
     };
     let (seen, outcomes, _dir) = run(game, OnGo::Sleep(5, &["7g7f"]));
     assert!(!seen.time_up, "{seen:?}");
@@ -389,6 +408,7 @@ fn wrong_password_is_a_clear_error() {
         byoyomi: 0,
         opponent: vec![],
         opponent_ms: 0,
+        auto_moves: 0,
     };
     let server = std::thread::spawn(move || serve(listener, game));
     let mut opts = client_options(port, spec, &dir.path().join("out"));
@@ -396,4 +416,44 @@ fn wrong_password_is_a_clear_error() {
     let err = run_csa(&opts).unwrap_err();
     assert_eq!(err.to_string(), "login refused: LOGIN:incorrect");
     server.join().unwrap();
+}
+
+#[test]
+fn niwatori_itself_plays_through_the_bridge() {
+    // The default engine (niwatori `material`) against the server's first-legal-move
+    // opponent for a few moves, at 1 s byoyomi.
+    let dir = tempfile::tempdir().unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let game = Game {
+        your_turn: '-',
+        position: vec!["PI", "+"],
+        total: 0,
+        byoyomi: 1,
+        opponent: vec![],
+        opponent_ms: 0,
+        auto_moves: 4,
+    };
+    let server = std::thread::spawn(move || serve(listener, game));
+    let mut opts = client_options(
+        port,
+        EngineSpec::parse("material").unwrap(),
+        &dir.path().join("out"),
+    );
+    opts.margin_ms = 300;
+    let outcomes = run_csa(&opts).unwrap();
+    let seen = server.join().unwrap();
+    assert!(!seen.time_up, "{seen:?}");
+    assert_eq!(seen.client_moves.len(), 4);
+    assert!(
+        seen.client_moves
+            .iter()
+            .all(|(l, t)| l.starts_with('-') && *t <= 1),
+        "{seen:?}"
+    );
+    assert_eq!(outcomes[0].fallback_moves, 0);
+    assert_eq!(outcomes[0].result, "#WIN");
+    let record = parse_csa_bytes(&std::fs::read(&outcomes[0].record).unwrap()).unwrap();
+    assert_eq!(record.main_moves().count(), 8);
+    assert_eq!(record.result(), GameResult::WhiteWin);
 }
