@@ -120,13 +120,24 @@ impl Clock {
     }
 
     /// The time part of a USI `go` command (without the word `go`).
-    pub fn go_args(&self, _side_to_move: usize) -> String {
-        let [b, w] = self.remaining;
+    pub fn go_args(&self, side_to_move: usize) -> String {
+        self.go_args_with_margin(side_to_move, 0)
+    }
+
+    /// Like [`Clock::go_args`], but shows the side to move `margin_ms` less than it
+    /// has (taken from the byoyomi first), for engines that overrun their time.
+    pub fn go_args_with_margin(&self, side_to_move: usize, margin_ms: u64) -> String {
+        let mut shown = self.remaining;
+        let mut byoyomi = self.tc.byoyomi_ms;
+        let from_byoyomi = margin_ms.min(byoyomi);
+        byoyomi -= from_byoyomi;
+        shown[side_to_move] = shown[side_to_move].saturating_sub(margin_ms - from_byoyomi);
+        let [b, w] = shown;
         if self.tc.increment_ms > 0 {
             let i = self.tc.increment_ms;
             format!("btime {b} wtime {w} binc {i} winc {i}")
         } else {
-            format!("btime {b} wtime {w} byoyomi {}", self.tc.byoyomi_ms)
+            format!("btime {b} wtime {w} byoyomi {byoyomi}")
         }
     }
 
@@ -172,6 +183,23 @@ mod tests {
         c.consume(1, 3000, 0).unwrap();
         assert_eq!(c.remaining_ms(1), 7500);
         assert_eq!(c.budget(1).as_millis(), 8000);
+        assert_eq!(
+            c.go_args_with_margin(1, 200),
+            "btime 10000 wtime 7300 binc 500 winc 500"
+        );
+        let b = Clock::new(TimeControl {
+            total_ms: 1000,
+            byoyomi_ms: 300,
+            increment_ms: 0,
+        });
+        assert_eq!(
+            b.go_args_with_margin(0, 200),
+            "btime 1000 wtime 1000 byoyomi 100"
+        );
+        assert_eq!(
+            b.go_args_with_margin(0, 500),
+            "btime 800 wtime 1000 byoyomi 0"
+        );
         assert_eq!(
             c.consume(1, 8100, 50),
             Err(TimeLoss {

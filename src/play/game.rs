@@ -238,7 +238,10 @@ pub fn play_game(
         }
         let (go, stop_after) = match (&clock, cfg.limit) {
             (Some(c), _) => (
-                format!("go {}", c.go_args(side)),
+                format!(
+                    "go {}",
+                    c.go_args_with_margin(side, engines[side].time_margin_ms)
+                ),
                 c.budget(side) + Duration::from_millis(cfg.tolerance_ms),
             ),
             (None, Limit::Nodes(n)) => match engines[side].nodes_fallback_byoyomi_ms {

@@ -9,7 +9,9 @@
 //! Any of them may be followed by `--option Name=Value` (repeatable), `--name LABEL`
 //! and engine quirks, which are data rather than special cases in the referee:
 //! `--nodes-fallback-byoyomi MS` says the engine cannot take `go nodes` (gpsusi
-//! aborts on it), so a nodes-limited match gives it `byoyomi MS` instead.
+//! aborts on it), so a nodes-limited match gives it `byoyomi MS` instead;
+//! `--time-margin MS` shows the engine MS less time than the clock allows, for
+//! engines that overrun (gpsusi uses its whole byoyomi plus ~100 ms).
 //! Words are separated by spaces (paths containing spaces are not supported).
 //!
 //! ```
@@ -61,6 +63,8 @@ pub struct EngineSpec {
     pub options: Vec<(String, String)>,
     /// Quirk: the engine cannot take `go nodes`; use this byoyomi instead.
     pub nodes_fallback_byoyomi_ms: Option<u64>,
+    /// Quirk: time hidden from the engine on every move (milliseconds).
+    pub time_margin_ms: u64,
 }
 
 impl EngineSpec {
@@ -113,6 +117,7 @@ impl EngineSpec {
         let mut args = Vec::new();
         let mut label = label;
         let mut fallback = None;
+        let mut time_margin_ms = 0;
         while let Some((&w, tail)) = rest.split_first() {
             rest = tail;
             let mut value = |flag: &str| -> Result<String, SpecError> {
@@ -142,6 +147,12 @@ impl EngineSpec {
                         ))
                     })?);
                 }
+                "--time-margin" => {
+                    let v = value(w)?;
+                    time_margin_ms = v
+                        .parse::<u64>()
+                        .map_err(|_| bad(format!("--time-margin {v:?} is not milliseconds")))?;
+                }
                 _ if w.starts_with("--") => return Err(bad(format!("unknown flag {w}"))),
                 _ if program == Program::Niwatori => {
                     return Err(bad(format!("unexpected word {w:?}")));
@@ -155,6 +166,7 @@ impl EngineSpec {
             args,
             options,
             nodes_fallback_byoyomi_ms: fallback,
+            time_margin_ms,
         })
     }
 }
@@ -174,8 +186,10 @@ mod tests {
                 ("EvalNoise".into(), "20".into())
             ]
         );
-        let u = EngineSpec::parse("usi:/usr/games/fairy-stockfish --name fsf").unwrap();
+        let u = EngineSpec::parse("usi:/usr/games/fairy-stockfish --name fsf --time-margin 150")
+            .unwrap();
         assert_eq!(u.label, "fsf");
+        assert_eq!(u.time_margin_ms, 150);
         assert!(u.args.is_empty());
         assert_eq!(EngineSpec::parse("  "), Err(SpecError::Empty));
         assert!(matches!(

@@ -150,6 +150,8 @@ pub struct UsiEngine {
     pub option_names: Vec<String>,
     /// Quirk from the SPEC: byoyomi to use instead of `go nodes`.
     pub nodes_fallback_byoyomi_ms: Option<u64>,
+    /// Quirk from the SPEC: time hidden from the engine on every move.
+    pub time_margin_ms: u64,
 }
 
 impl UsiEngine {
@@ -204,6 +206,7 @@ impl UsiEngine {
             id_name: String::new(),
             option_names: Vec::new(),
             nodes_fallback_byoyomi_ms: spec.nodes_fallback_byoyomi_ms,
+            time_margin_ms: spec.time_margin_ms,
         };
         engine.send("usi")?;
         let deadline = Instant::now() + HANDSHAKE_TIMEOUT;

@@ -64,6 +64,7 @@ done
         args: Vec::new(),
         options: Vec::new(),
         nodes_fallback_byoyomi_ms: None,
+        time_margin_ms: 0,
     }
 }
 
