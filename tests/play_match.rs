@@ -209,8 +209,15 @@ fn openings_come_from_real_records_and_bad_files_are_reported() {
         "V2.2\nPI\n+\n+7776FU\n-7776FU\n",
     )
     .unwrap();
-    let (openings, bad) = openings_from_dir(dir.path(), 16, 30, 3).unwrap();
+    // A game that ended right after the opening plies gives no opening.
+    std::fs::write(
+        dir.path().join("short.csa"),
+        "V2.2\nPI\n+\n+7776FU\n-3334FU\n+2726FU\n%TORYO\n",
+    )
+    .unwrap();
+    let (openings, bad) = openings_from_dir(dir.path(), 1, 30, 3).unwrap();
     assert_eq!(openings.len(), 1);
+    assert!(openings[0].source.starts_with("good.csa"));
     assert_eq!(bad.len(), 1);
     assert!(bad[0].path.ends_with("bad.csa"));
 }

@@ -1,6 +1,5 @@
 //! The `match` and `csa` subcommands.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
@@ -14,7 +13,8 @@ use super::spec::EngineSpec;
 /// Arguments of `niwatori match`.
 #[derive(Debug, Args)]
 pub struct MatchArgs {
-    /// Engine A: material | material-hand | learned:PATH | "usi:COMMAND [--option Name=Value …]"
+    /// Engine A: material | material-hand | learned:PATH | "usi:COMMAND [ARGS]", each optionally
+    /// followed by --option Name=Value, --name LABEL, --time-margin MS, --nodes-fallback-byoyomi MS
     #[arg(long)]
     pub a: String,
     /// Engine B (same forms as --a).
@@ -213,6 +213,5 @@ pub fn run_csa_cli(args: CsaArgs) -> Result<()> {
         }
     }
     println!("{} games: +{w} ={d} -{l}", outcomes.len());
-    let _ = std::io::stdout().is_terminal();
     Ok(())
 }

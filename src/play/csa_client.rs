@@ -14,7 +14,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
@@ -802,9 +802,4 @@ fn think(
             nodes: r.info.nodes,
         }),
     ))
-}
-
-/// Default output folder for transcripts and records.
-pub fn default_out_dir() -> &'static Path {
-    Path::new("csa-games")
 }

@@ -2,7 +2,8 @@
 //!
 //! Each pair of games starts from the same opening with colours swapped. Openings
 //! come either from real games (a prefix of a record: a seeded random ply in
-//! `min_ply..=max_ply`, e.g. 16–30, of each CSA file in a folder) or from seeded
+//! `min_ply..=max_ply`, e.g. 16–30, of each CSA file in a folder, taken only from
+//! games that went on at least 40 plies after it) or from seeded
 //! random legal play from the start position that never captures and never moves a
 //! piece to a square the opponent attacks, so no material is lost.
 //!
@@ -42,6 +43,9 @@ pub enum OpeningError {
     #[error("bad opening ply range {0}..={1}")]
     BadRange(usize, usize),
 }
+
+/// A record must go on for this many plies after the cut to give an opening.
+pub const MIN_TAIL: usize = 40;
 
 /// One file that could not be used, and why.
 #[derive(Debug, Clone)]
@@ -92,8 +96,9 @@ pub fn random_opening(seed: u64, plies: usize) -> Opening {
 }
 
 /// Prefixes of the records in `dir` (`*.csa`, sorted by name), each cut at a seeded
-/// random ply in `min_ply..=max_ply`. Files that cannot be read are returned as
-/// [`BadFile`]s; records shorter than `min_ply` are skipped.
+/// random ply in `min_ply..=max_ply` that leaves at least [`MIN_TAIL`] plies of the
+/// game after it. Files that cannot be read are returned as [`BadFile`]s; shorter
+/// records are skipped.
 pub fn openings_from_dir(
     dir: &Path,
     min_ply: usize,
@@ -141,11 +146,13 @@ pub fn openings_from_dir(
             }
         };
         let moves: Vec<String> = record.main_moves().map(|m| m.mv().to_usi()).collect();
-        if moves.len() < min_ply {
+        // A game that ended soon after the cut (a crash, an early blunder) gives
+        // a decided position, not an opening.
+        if moves.len() < min_ply + MIN_TAIL {
             short += 1;
             continue;
         }
-        let top = max_ply.min(moves.len());
+        let top = max_ply.min(moves.len() - MIN_TAIL);
         let ply = min_ply + rng.below(top - min_ply + 1);
         let opening = Opening {
             start_sfen: record.init_position_sfen().to_string(),
