@@ -26,11 +26,36 @@ pub const POSITIONS: &[&str] = &[
 /// The default depth of `niwatori bench`.
 pub const DEFAULT_DEPTH: u32 = 9;
 
+/// How to run the bench.
+#[derive(Clone, Copy, Debug)]
+pub struct BenchConfig {
+    /// Search each position to this depth...
+    pub depth: u32,
+    /// ...or, when set, for this many milliseconds (the depth is then what
+    /// is measured: Lazy SMP threads should reach deeper).
+    pub movetime_ms: Option<u64>,
+    pub threads: usize,
+    pub hash_mb: usize,
+}
+
+impl Default for BenchConfig {
+    fn default() -> Self {
+        Self {
+            depth: DEFAULT_DEPTH,
+            movetime_ms: None,
+            threads: 1,
+            hash_mb: 16,
+        }
+    }
+}
+
 /// What a bench run measured.
 #[derive(Clone, Debug)]
 pub struct BenchReport {
     pub nodes: u64,
     pub seconds: f64,
+    /// Mean completed depth over the positions.
+    pub mean_depth: f64,
 }
 
 impl BenchReport {
@@ -39,11 +64,16 @@ impl BenchReport {
     }
 }
 
-/// Searches every bench position to `depth` with one thread and a fresh
-/// 16 MiB table, printing one line per position when `verbose`.
-pub fn run(eval: &dyn Evaluator, depth: u32, verbose: bool) -> BenchReport {
-    let tt = TranspositionTable::new(16);
+/// Searches every bench position with a fresh table, printing one line per
+/// position when `verbose`.
+pub fn run(eval: &dyn Evaluator, config: &BenchConfig, verbose: bool) -> BenchReport {
+    let tt = TranspositionTable::new(config.hash_mb);
+    let limits = match config.movetime_ms {
+        Some(ms) => Limits::movetime(ms),
+        None => Limits::depth(config.depth),
+    };
     let mut nodes = 0;
+    let mut depths = 0;
     let start = Instant::now();
     for (i, sfen) in POSITIONS.iter().enumerate() {
         let pos = position_from_sfen(sfen).expect("bench positions are valid SFEN");
@@ -53,16 +83,18 @@ pub fn run(eval: &dyn Evaluator, depth: u32, verbose: bool) -> BenchReport {
             &pos,
             eval,
             &tt,
-            &Limits::depth(depth),
-            1,
+            &limits,
+            config.threads,
             &control,
             &mut |_| {},
         );
         nodes += result.nodes;
+        depths += result.depth;
         if verbose {
             println!(
-                "position {:>2}: bestmove {:<6} score {:<10} nodes {}",
+                "position {:>2}: depth {:>2} bestmove {:<6} score {:<10} nodes {}",
                 i + 1,
+                result.depth,
                 result.best_move.map_or("resign".into(), |m| m.to_usi()),
                 crate::search::score::to_usi(result.score),
                 result.nodes
@@ -72,5 +104,6 @@ pub fn run(eval: &dyn Evaluator, depth: u32, verbose: bool) -> BenchReport {
     BenchReport {
         nodes,
         seconds: start.elapsed().as_secs_f64(),
+        mean_depth: f64::from(depths) / POSITIONS.len() as f64,
     }
 }

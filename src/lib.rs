@@ -14,9 +14,13 @@
 
 pub mod bench;
 pub mod eval;
+pub mod extract;
+pub mod features;
 pub mod opening;
 pub mod perft;
 pub mod play;
+pub mod records;
 pub mod search;
+pub mod train;
 pub mod tt;
 pub mod usi;

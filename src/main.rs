@@ -22,6 +22,15 @@ enum Command {
         /// Search depth.
         #[arg(long, default_value_t = niwatori::bench::DEFAULT_DEPTH)]
         depth: u32,
+        /// Search each position this long instead (ms); reports the depth reached.
+        #[arg(long)]
+        movetime: Option<u64>,
+        /// Search threads (Lazy SMP).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// Transposition table size in MiB.
+        #[arg(long, default_value_t = 16)]
+        hash: usize,
         /// Evaluation: material or material-hand.
         #[arg(long, default_value = "material")]
         eval: String,
@@ -37,6 +46,14 @@ enum Command {
     Match(niwatori::play::cli::MatchArgs),
     /// Play on a CSA protocol server (floodgate, shogi-server) through a USI engine.
     Csa(niwatori::play::cli::CsaArgs),
+    /// Turn game records into libsvm training rows (every sibling of every position).
+    Extract(niwatori::extract::ExtractArgs),
+    /// Fit evaluation weights (L2-loss SVR, LIBLINEAR -s 11) from libsvm feature files.
+    Train(niwatori::train::cli::TrainArgs),
+    /// Compare our linear SVR with a Gaussian-kernel SVR on a small sample.
+    Diagnose(niwatori::train::diagnose::DiagnoseArgs),
+    /// Time and peak memory of `train` against liblinear-train on one file.
+    TrainBench(niwatori::train::bench::BenchArgs),
 }
 
 fn main() -> Result<()> {
@@ -57,18 +74,36 @@ fn main() -> Result<()> {
         }
         Some(Command::Match(args)) => niwatori::play::cli::run_match_cli(args)?,
         Some(Command::Csa(args)) => niwatori::play::cli::run_csa_cli(args)?,
-        Some(Command::Bench { depth, eval }) => {
+        Some(Command::Bench {
+            depth,
+            movetime,
+            threads,
+            hash,
+            eval,
+        }) => {
             let eval: Box<dyn niwatori::eval::Evaluator> = match eval.as_str() {
                 "material" => Box::new(niwatori::eval::Material),
                 "material-hand" => Box::new(niwatori::eval::MaterialHand),
                 other => anyhow::bail!("unknown --eval {other:?} (material, material-hand)"),
             };
-            let report = niwatori::bench::run(eval.as_ref(), depth, true);
+            let config = niwatori::bench::BenchConfig {
+                depth,
+                movetime_ms: movetime,
+                threads,
+                hash_mb: hash,
+            };
+            let report = niwatori::bench::run(eval.as_ref(), &config, true);
             println!("===========================");
+            println!("Threads         : {threads}");
+            println!("Mean depth      : {:.2}", report.mean_depth);
             println!("Total nodes     : {}", report.nodes);
             println!("Total time (ms) : {:.0}", report.seconds * 1000.0);
             println!("Nodes/second    : {:.0}", report.nps());
         }
+        Some(Command::Extract(args)) => niwatori::extract::run(args)?,
+        Some(Command::Train(args)) => niwatori::train::cli::run(args)?,
+        Some(Command::Diagnose(args)) => niwatori::train::diagnose::run(args)?,
+        Some(Command::TrainBench(args)) => niwatori::train::bench::run(args)?,
         Some(Command::Usi) | None => niwatori::usi::run(),
     }
     Ok(())

@@ -51,7 +51,7 @@ impl Default for Options {
             eval_noise: 0,
             random_opening_ply: 0,
             anti_inaniwa: true,
-            move_overhead_ms: 30,
+            move_overhead_ms: 50,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Material-only evaluations: the baseline a learned evaluation must beat.
 
 use rsshogi::board::Position;
-use rsshogi::types::{Color, HandPiece, PieceType};
+use rsshogi::types::{HandPiece, PieceType};
 
 use super::Evaluator;
 
@@ -27,24 +27,43 @@ pub const fn piece_value(pt: PieceType) -> i32 {
     }
 }
 
+/// Board piece types that carry material (all but the king).
+const VALUED: [PieceType; 13] = [
+    PieceType::PAWN,
+    PieceType::LANCE,
+    PieceType::KNIGHT,
+    PieceType::SILVER,
+    PieceType::BISHOP,
+    PieceType::ROOK,
+    PieceType::GOLD,
+    PieceType::PRO_PAWN,
+    PieceType::PRO_LANCE,
+    PieceType::PRO_KNIGHT,
+    PieceType::PRO_SILVER,
+    PieceType::HORSE,
+    PieceType::DRAGON,
+];
+
 /// Sum of board and hand material, a piece in hand worth
 /// `hand_percent` % of its board value.
 fn material_balance(pos: &Position, hand_percent: i32) -> i32 {
     let us = pos.turn();
+    let bb = pos.bitboards();
+    let ours = bb.color_pieces(us);
     let mut score = 0;
-    for (_, piece) in pos.board_array().iter() {
-        let v = piece_value(piece.piece_type());
-        score += if piece.color() == us { v } else { -v };
+    for pt in VALUED {
+        let all = bb.pieces(pt);
+        let mine = (all & ours).count() as i32;
+        let theirs = all.count() as i32 - mine;
+        score += (mine - theirs) * piece_value(pt);
     }
-    for color in [Color::BLACK, Color::WHITE] {
-        let hand = pos.hand(color);
-        let mut h = 0;
-        for hp in HandPiece::iter() {
-            h += hand.count(hp) as i32 * piece_value(hp.to_piece_type()) * hand_percent / 100;
-        }
-        score += if color == us { h } else { -h };
+    let (our_hand, their_hand) = (pos.hand(us), pos.hand(us.flip()));
+    let mut hand = 0;
+    for hp in HandPiece::iter() {
+        let diff = our_hand.count(hp) as i32 - their_hand.count(hp) as i32;
+        hand += diff * piece_value(hp.to_piece_type());
     }
-    score
+    score + hand * hand_percent / 100
 }
 
 /// Piece values, the same in hand and on the board, as in a simple engine.

@@ -186,7 +186,7 @@ impl Default for SearchOptions {
     fn default() -> Self {
         Self {
             threads: 1,
-            move_overhead_ms: 30,
+            move_overhead_ms: 50,
         }
     }
 }

@@ -43,20 +43,21 @@ impl History {
     }
 }
 
-/// A list of moves, handed out best score first (selection sort: most nodes
-/// cut off after a few moves, so sorting everything would be wasted).
+/// A list of moves, handed out best score first. The first few are picked
+/// by selection (most cut-offs come early); if the node goes on, the rest is
+/// sorted once.
 pub struct ScoredMoves {
-    moves: [Move32; MAX_MOVES],
-    scores: [i32; MAX_MOVES],
+    moves: [(i32, Move32); MAX_MOVES],
     len: usize,
     next: usize,
 }
 
+const SELECT_FIRST: usize = 3;
+
 impl ScoredMoves {
     pub fn new() -> Self {
         Self {
-            moves: [Move32::MOVE_NONE; MAX_MOVES],
-            scores: [0; MAX_MOVES],
+            moves: [(0, Move32::MOVE_NONE); MAX_MOVES],
             len: 0,
             next: 0,
         }
@@ -68,8 +69,7 @@ impl ScoredMoves {
     }
 
     pub fn push(&mut self, mv: Move32, score: i32) {
-        self.moves[self.len] = mv;
-        self.scores[self.len] = score;
+        self.moves[self.len] = (score, mv);
         self.len += 1;
     }
 
@@ -78,17 +78,20 @@ impl ScoredMoves {
         if self.next >= self.len {
             return None;
         }
-        let mut best = self.next;
-        for i in self.next + 1..self.len {
-            if self.scores[i] > self.scores[best] {
-                best = i;
+        if self.next < SELECT_FIRST {
+            let mut best = self.next;
+            for i in self.next + 1..self.len {
+                if self.moves[i].0 > self.moves[best].0 {
+                    best = i;
+                }
             }
+            self.moves.swap(self.next, best);
+        } else if self.next == SELECT_FIRST {
+            self.moves[self.next..self.len].sort_unstable_by_key(|m| std::cmp::Reverse(m.0));
         }
-        self.moves.swap(self.next, best);
-        self.scores.swap(self.next, best);
-        let picked = (self.moves[self.next], self.scores[self.next]);
+        let (score, mv) = self.moves[self.next];
         self.next += 1;
-        Some(picked)
+        Some((mv, score))
     }
 }
 
@@ -110,6 +113,14 @@ pub fn mvv_lva(pos: &Position, mv: Move32) -> i32 {
     victim * 16 - attacker / 16
 }
 
+/// Whether a capture loses material by static exchange; taking a piece
+/// worth at least the taker cannot, so SEE is skipped for those.
+pub fn loses_material(pos: &Position, mv: Move32) -> bool {
+    let victim = piece_value(pos.piece_on(mv.to_sq()).piece_type());
+    let attacker = piece_value(pos.piece_on(mv.from_sq()).piece_type());
+    victim < attacker && see(pos, mv) < 0
+}
+
 /// The ordering score of a move in the main search.
 pub fn score_move(
     pos: &Position,
@@ -123,7 +134,7 @@ pub fn score_move(
     }
     if is_capture(pos, mv) {
         let base = mvv_lva(pos, mv);
-        return if see(pos, mv) >= 0 {
+        return if !loses_material(pos, mv) {
             GOOD_CAPTURE + base
         } else {
             BAD_CAPTURE + base

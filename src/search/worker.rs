@@ -12,11 +12,10 @@ use rsshogi::mate::solve_mate_in_one_in_place;
 use rsshogi::types::{Move32, RepetitionState};
 
 use super::Control;
-use super::ordering::{History, ScoredMoves, is_capture, mvv_lva, score_move};
+use super::ordering::{History, ScoredMoves, is_capture, loses_material, mvv_lva, score_move};
 use super::score::{
     EVAL_LIMIT, INFINITE, MAX_PLY, from_tt, is_mate_score, mate_in, mated_in, to_tt,
 };
-use super::see::see;
 use crate::eval::Evaluator;
 use crate::tt::{Bound, TranspositionTable};
 
@@ -112,6 +111,12 @@ impl<'a> Worker<'a> {
         self.buf.pv_len[ply] = child_len;
     }
 
+    /// The PV at `ply` is this one move (a mate found without a child search).
+    fn set_pv_leaf(&mut self, ply: usize, mv: Move32) {
+        self.buf.pv[ply][ply] = mv;
+        self.buf.pv_len[ply] = ply + 1;
+    }
+
     /// Alpha-beta search of `depth` plies from the current position, `ply`
     /// plies below the root. Fail-soft; returns 0 when stopped.
     pub fn search(
@@ -170,7 +175,8 @@ impl<'a> Worker<'a> {
         let in_check = self.pos.is_in_check();
         let static_eval = if in_check { -INFINITE } else { self.evaluate() };
         if !in_check && ply > 0 {
-            if solve_mate_in_one_in_place(self.pos).is_some() {
+            if let Some(mv) = solve_mate_in_one_in_place(self.pos) {
+                self.set_pv_leaf(ply, mv);
                 return mate_in(ply + 1);
             }
             if !pv_node && null_ok && depth >= 3 && static_eval >= beta {
@@ -350,7 +356,10 @@ impl<'a> Worker<'a> {
             if stand_pat >= beta {
                 return stand_pat;
             }
-            if qply == 0 && solve_mate_in_one_in_place(self.pos).is_some() {
+            if qply == 0
+                && let Some(mv) = solve_mate_in_one_in_place(self.pos)
+            {
+                self.set_pv_leaf(ply, mv);
                 return mate_in(ply + 1);
             }
             best = stand_pat;
@@ -370,7 +379,7 @@ impl<'a> Worker<'a> {
             if !self.pos.is_legal_after_pseudo_move32(mv) {
                 continue;
             }
-            if !in_check && see(self.pos, mv) < 0 {
+            if !in_check && !mv.is_drop() && loses_material(self.pos, mv) {
                 continue;
             }
             let gives_check = self.pos.gives_check_move32(mv);

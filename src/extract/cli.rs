@@ -1,0 +1,114 @@
+//! The `extract` subcommand's arguments and entry point.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+
+use super::{ExtractOptions, bench, extract};
+use crate::eval::{Evaluator, Material};
+use crate::features::RelationEncoding;
+
+/// Arguments of `niwatori extract`.
+#[derive(clap::Args, Debug)]
+pub struct ExtractArgs {
+    /// Record files (.csa, .kif, .kifu) or directories scanned recursively.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Output directory (extract.json and one .svm + .svm.json per game).
+    #[arg(long, required_unless_present = "bench")]
+    pub out: Option<PathBuf>,
+    /// Margin in centipawns between the game move and better-scored siblings.
+    #[arg(long, default_value_t = 100)]
+    pub margin: i32,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Skip games whose output is already complete.
+    #[arg(long)]
+    pub resume: bool,
+    /// How relation kinds are written: feature value 1..10, or one index per kind.
+    #[arg(long, value_enum, default_value_t = RelationEncoding::Value)]
+    pub relation_encoding: RelationEncoding,
+    /// Measure rows/s of each stage in memory instead of writing files.
+    #[arg(long)]
+    pub bench: bool,
+    /// Runs per stage for --bench (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    pub bench_runs: usize,
+    /// No progress display.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Runs `niwatori extract`.
+pub fn run(args: ExtractArgs) -> Result<()> {
+    if args.margin < 0 {
+        bail!("--margin must be >= 0, got {}", args.margin);
+    }
+    if args.jobs == Some(0) {
+        bail!("--jobs must be at least 1");
+    }
+    let options = ExtractOptions {
+        margin: args.margin,
+        encoding: args.relation_encoding,
+        jobs: args.jobs,
+        resume: args.resume,
+        progress: !args.quiet,
+    };
+    let eval: Arc<dyn Evaluator> = Arc::new(Material);
+    if args.bench {
+        let r = bench(&args.paths, &options, eval, args.bench_runs).context("extract --bench")?;
+        println!(
+            "extract bench: {} games, {} positions, {} threads, evaluator material, scorer static, encoding {}, median of {} runs",
+            r.games,
+            r.positions,
+            r.threads,
+            options.encoding.as_str(),
+            args.bench_runs.max(1)
+        );
+        let base = r.stages[0].seconds;
+        for s in &r.stages {
+            println!(
+                "{:<9} {:>9} rows {:>8.3} s {:>10.0} rows/s  x{:.2} baseline time  {:>6.1} nnz/row {:>7.1} bytes/row  runs {:?}",
+                format!("{:?}", s.stage).to_lowercase(),
+                s.rows,
+                s.seconds,
+                s.rows_per_sec,
+                s.seconds / base.max(1e-9),
+                s.nnz_per_row,
+                s.bytes_per_row,
+                s.runs.iter().map(|x| format!("{x:.3}")).collect::<Vec<_>>()
+            );
+        }
+        return Ok(());
+    }
+    let out = args.out.context("--out is required")?;
+    let s = extract(&args.paths, &out, &options, eval)
+        .with_context(|| format!("extract into {}", out.display()))?;
+    for p in &s.problems {
+        eprintln!("{p}");
+    }
+    println!(
+        "read {} files: {} games complete, {} truncated (first moves used), {} skipped",
+        s.files, s.games_complete, s.games_truncated, s.games_skipped
+    );
+    for (kind, n) in &s.problems_by_kind {
+        println!("  {n} x {kind}");
+    }
+    let rows = s.rows.max(1) as f64;
+    println!(
+        "wrote {} games ({} already complete), {} positions, {} rows, {} bytes ({:.1} bytes/row, {:.1} nnz/row) in {:.1} s ({:.0} rows/s) to {}",
+        s.games_written,
+        s.games_resumed,
+        s.positions,
+        s.rows,
+        s.bytes,
+        s.bytes as f64 / rows,
+        s.nnz as f64 / rows,
+        s.seconds,
+        s.rows as f64 / s.seconds.max(1e-9),
+        out.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,419 @@
+//! `niwatori extract`: game records to training rows.
+//!
+//! For every position of every game, every legal move gives a sibling
+//! position; the sibling is scored from the mover's point of view
+//! ([`SiblingScore`]), labelled ([`targets`]: the game move `g + margin`,
+//! better-scored siblings `g - margin`, the rest their own score, clamped to
+//! ±10000 and divided by 10000) and written as one libsvm row of the
+//! sibling's [`features`](crate::features) (seen from the side to move in the
+//! sibling, i.e. the mover's opponent). Each game goes to its own `.svm`
+//! file with a JSON sidecar saying which rows form each position; see
+//! [`output`] and `features/README.md`.
+//!
+//! Games run in parallel (rayon); each game's file depends on that game only,
+//! so the output is byte-identical whatever the number of threads.
+
+mod bench;
+mod cli;
+pub mod libsvm;
+pub mod output;
+mod progress;
+mod siblings;
+
+pub use bench::{BenchReport, bench};
+pub use cli::{ExtractArgs, run};
+pub use siblings::{
+    ExpandError, GameRows, LABEL_SCALE, PositionRows, Scratch, SiblingScore, Stage, StaticScorer,
+    expand_game, targets,
+};
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use crate::eval::Evaluator;
+use crate::features::{RelationEncoding, SCHEME, SCHEME_VERSION};
+use crate::records::{self, Game, Problem, ProblemKind, RecordsError};
+use output::{GameMeta, RunMeta, Scheme};
+
+/// Options of an extraction run.
+#[derive(Clone, Debug)]
+pub struct ExtractOptions {
+    /// Margin in centipawns (default 100, one pawn).
+    pub margin: i32,
+    /// How relation kinds are written.
+    pub encoding: RelationEncoding,
+    /// Worker threads (default: rayon's, one per core).
+    pub jobs: Option<usize>,
+    /// Skip games whose output is already complete.
+    pub resume: bool,
+    /// Show progress on stderr.
+    pub progress: bool,
+}
+
+impl Default for ExtractOptions {
+    fn default() -> Self {
+        Self {
+            margin: 100,
+            encoding: RelationEncoding::default(),
+            jobs: None,
+            resume: false,
+            progress: false,
+        }
+    }
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct ExtractSummary {
+    /// Record files read.
+    pub files: usize,
+    /// Games read in full.
+    pub games_complete: usize,
+    /// Games cut short by an error, their first moves used.
+    pub games_truncated: usize,
+    /// Games skipped (nothing usable).
+    pub games_skipped: usize,
+    /// Games already complete in the output (`--resume`).
+    pub games_resumed: usize,
+    /// Games written by this run.
+    pub games_written: usize,
+    /// Positions expanded by this run.
+    pub positions: usize,
+    /// Rows written by this run.
+    pub rows: usize,
+    /// Bytes written by this run (`.svm` files).
+    pub bytes: u64,
+    /// Non-zero features written by this run.
+    pub nnz: usize,
+    /// Problems by kind.
+    pub problems_by_kind: BTreeMap<String, usize>,
+    /// Every problem, one line each (file:line: what).
+    pub problems: Vec<String>,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+/// Errors that stop a run.
+#[derive(Debug, thiserror::Error)]
+pub enum ExtractError {
+    /// An input path could not be listed.
+    #[error(transparent)]
+    Records(#[from] RecordsError),
+    /// Writing the output failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Two records would write the same output file.
+    #[error("{} and {} both map to output {}", a.display(), b.display(), name.display())]
+    NameClash {
+        /// First record.
+        a: PathBuf,
+        /// Second record.
+        b: PathBuf,
+        /// Their output name.
+        name: PathBuf,
+    },
+    /// `--resume` into a directory extracted with other settings.
+    #[error("{}: written with {found}, this run uses {wanted}; use another --out or drop --resume", path.display())]
+    SchemeMismatch {
+        /// The run metadata file.
+        path: PathBuf,
+        /// Its settings.
+        found: String,
+        /// This run's settings.
+        wanted: String,
+    },
+    /// The thread pool could not be built.
+    #[error("thread pool: {0}")]
+    Pool(String),
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ExtractError + '_ {
+    move |source| ExtractError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Extracts `paths` (record files or directories) into `out`, scoring
+/// siblings with the static evaluation `eval` ([`StaticScorer`]).
+pub fn extract(
+    paths: &[PathBuf],
+    out: &Path,
+    options: &ExtractOptions,
+    eval: Arc<dyn Evaluator>,
+) -> Result<ExtractSummary, ExtractError> {
+    let name = eval.name().to_string();
+    extract_with(paths, out, options, &name, "static", || {
+        StaticScorer::new(eval.clone())
+    })
+}
+
+/// The scheme and labelling of a run.
+pub fn scheme_of(options: &ExtractOptions, evaluator: &str, scorer: &str) -> Scheme {
+    Scheme {
+        scheme: SCHEME.to_string(),
+        scheme_version: SCHEME_VERSION,
+        num_features: options.encoding.num_features(),
+        relation_encoding: options.encoding.as_str().to_string(),
+        label_scale: f64::from(LABEL_SCALE),
+        margin: options.margin,
+        evaluator: evaluator.to_string(),
+        scorer: scorer.to_string(),
+    }
+}
+
+/// One record file found under an input path, with its games.
+#[derive(Clone, Debug)]
+pub struct InputFile {
+    /// The input path (file or directory) as given.
+    pub input: PathBuf,
+    /// The record file.
+    pub file: PathBuf,
+    /// Its usable games.
+    pub games: Vec<Game>,
+}
+
+/// Everything read from the input paths.
+#[derive(Clone, Debug, Default)]
+pub struct Inputs {
+    /// Record files in sorted order per input.
+    pub files: Vec<InputFile>,
+    /// Problems met while reading, unreadable files included.
+    pub problems: Vec<Problem>,
+}
+
+/// Reads every game under `paths`; problems (including unreadable files)
+/// are collected, not fatal.
+pub fn read_inputs(paths: &[PathBuf]) -> Result<Inputs, ExtractError> {
+    let mut files = Vec::new();
+    for p in paths {
+        for f in records::find_record_files(std::slice::from_ref(p))? {
+            files.push((p.clone(), f));
+        }
+    }
+    let read: Vec<_> = files
+        .par_iter()
+        .map(|(input, f)| match records::read_games(f) {
+            Ok(fg) => (input.clone(), f.clone(), fg.games, fg.problems),
+            Err(e) => {
+                let problem = Problem {
+                    file: f.clone(),
+                    line: 1,
+                    game_index: 0,
+                    kind: ProblemKind::Io,
+                    message: e.to_string(),
+                    kept_moves: 0,
+                };
+                (input.clone(), f.clone(), Vec::new(), vec![problem])
+            }
+        })
+        .collect();
+    let mut inputs = Inputs::default();
+    for (input, file, games, probs) in read {
+        inputs.problems.extend(probs);
+        inputs.files.push(InputFile { input, file, games });
+    }
+    Ok(inputs)
+}
+
+/// [`extract`] with any scorer: `make_scorer` builds one per worker;
+/// `evaluator` and `scorer` name them in the metadata.
+pub fn extract_with<S, F>(
+    paths: &[PathBuf],
+    out: &Path,
+    options: &ExtractOptions,
+    evaluator: &str,
+    scorer: &str,
+    make_scorer: F,
+) -> Result<ExtractSummary, ExtractError>
+where
+    S: SiblingScore,
+    F: Fn() -> S + Sync,
+{
+    let start = Instant::now();
+    let pool = {
+        let mut b = rayon::ThreadPoolBuilder::new();
+        if let Some(j) = options.jobs {
+            b = b.num_threads(j);
+        }
+        b.build().map_err(|e| ExtractError::Pool(e.to_string()))?
+    };
+    pool.install(|| extract_in_pool(paths, out, options, evaluator, scorer, &make_scorer, start))
+}
+
+fn extract_in_pool<S, F>(
+    paths: &[PathBuf],
+    out: &Path,
+    options: &ExtractOptions,
+    evaluator: &str,
+    scorer: &str,
+    make_scorer: &F,
+    start: Instant,
+) -> Result<ExtractSummary, ExtractError>
+where
+    S: SiblingScore,
+    F: Fn() -> S + Sync,
+{
+    let scheme = scheme_of(options, evaluator, scorer);
+    let Inputs {
+        files: inputs,
+        mut problems,
+    } = read_inputs(paths)?;
+    let files = inputs.len();
+
+    // output names, checked for clashes before anything is written
+    let mut names: HashMap<PathBuf, PathBuf> = HashMap::new();
+    let mut jobs: Vec<(PathBuf, &Game)> = Vec::new();
+    for InputFile { input, file, games } in &inputs {
+        let rel = output::relative_name(input, file);
+        if let Some(prev) = names.insert(rel.clone(), file.clone())
+            && prev != *file
+        {
+            return Err(ExtractError::NameClash {
+                a: prev,
+                b: file.clone(),
+                name: rel,
+            });
+        }
+        for g in games {
+            jobs.push((output::svm_path(out, &rel, g.index), g));
+        }
+    }
+
+    let meta_path = out.join("extract.json");
+    if options.resume
+        && let Ok(text) = std::fs::read_to_string(&meta_path)
+        && let Ok(old) = serde_json::from_str::<RunMeta>(&text)
+        && old.scheme != scheme
+    {
+        return Err(ExtractError::SchemeMismatch {
+            path: meta_path,
+            found: format!("{:?}", old.scheme),
+            wanted: format!("{scheme:?}"),
+        });
+    }
+    let mut meta = RunMeta {
+        scheme: scheme.clone(),
+        layout: "one DIR/<input>/<record path>.<game index>.svm per game, sidecar .svm.json"
+            .to_string(),
+        inputs: paths.iter().map(|p| p.display().to_string()).collect(),
+        summary: None,
+    };
+    write_json(&meta_path, &meta)?;
+
+    let mut summary = ExtractSummary {
+        files,
+        ..Default::default()
+    };
+    for f in &inputs {
+        for g in &f.games {
+            if g.truncated {
+                summary.games_truncated += 1;
+            } else {
+                summary.games_complete += 1;
+            }
+        }
+    }
+    summary.games_skipped = problems
+        .iter()
+        .filter(|p| p.kept_moves == 0 && p.kind != ProblemKind::Io)
+        .count();
+
+    if options.resume {
+        let before = jobs.len();
+        jobs.retain(|(svm, _)| !output::is_complete(svm, &scheme));
+        summary.games_resumed = before - jobs.len();
+    }
+
+    let progress = progress::Progress::start(jobs.len() as u64, options.progress);
+    let results: Vec<Result<Result<GameMeta, ExpandError>, ExtractError>> = jobs
+        .par_iter()
+        .map_init(
+            || (make_scorer(), Scratch::default(), Vec::new()),
+            |(sc, scratch, buf), (svm, game)| {
+                buf.clear();
+                let rows = match expand_game(
+                    game,
+                    sc,
+                    Stage::Write,
+                    options.encoding,
+                    options.margin,
+                    scratch,
+                    buf,
+                ) {
+                    Ok(r) => r,
+                    Err(e) => return Ok(Err(e)),
+                };
+                output::write_atomic(svm, buf).map_err(io_err(svm))?;
+                let gm = GameMeta {
+                    scheme: scheme.clone(),
+                    source: game.source.display().to_string(),
+                    game_index: game.index,
+                    truncated: game.truncated,
+                    rows: rows.rows,
+                    bytes: buf.len() as u64,
+                    nnz: rows.nnz,
+                    positions: rows.positions,
+                };
+                let side = output::sidecar_path(svm);
+                write_json(&side, &gm)?;
+                progress.game_done(gm.rows as u64, start);
+                Ok(Ok(gm))
+            },
+        )
+        .collect();
+    progress.finish();
+
+    for (r, (_, game)) in results.into_iter().zip(&jobs) {
+        match r? {
+            Ok(gm) => {
+                summary.games_written += 1;
+                summary.positions += gm.positions.len();
+                summary.rows += gm.rows;
+                summary.bytes += gm.bytes;
+                summary.nnz += gm.nnz;
+            }
+            Err(e) => {
+                // cannot happen for games the records module accepted
+                problems.push(Problem {
+                    file: game.source.clone(),
+                    line: game.line,
+                    game_index: game.index,
+                    kind: ProblemKind::IllegalMove,
+                    message: e.to_string(),
+                    kept_moves: 0,
+                });
+                summary.games_skipped += 1;
+            }
+        }
+    }
+    for p in &problems {
+        *summary
+            .problems_by_kind
+            .entry(p.kind.name().to_string())
+            .or_default() += 1;
+    }
+    summary.problems = problems.iter().map(ToString::to_string).collect();
+    summary.seconds = start.elapsed().as_secs_f64();
+    meta.summary = serde_json::to_value(&summary).ok();
+    write_json(&meta_path, &meta)?;
+    Ok(summary)
+}
+
+fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), ExtractError> {
+    let mut text = serde_json::to_vec_pretty(value).map_err(|e| ExtractError::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::other(e),
+    })?;
+    text.push(b'\n');
+    output::write_atomic(path, &text).map_err(io_err(path))
+}

@@ -1,0 +1,126 @@
+//! Output layout, metadata files and atomic writes.
+//!
+//! `DIR/extract.json` holds the run metadata ([`RunMeta`]); each game's rows
+//! are in `DIR/<input name>/<relative path>.<game index>.svm` with a sidecar
+//! `... .svm.json` ([`GameMeta`]) written after the `.svm`, so a sidecar
+//! whose byte count matches its `.svm` marks a complete game for `--resume`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::siblings::PositionRows;
+
+/// What every feature file and model must agree on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Scheme {
+    /// Feature scheme name (`attack2`).
+    pub scheme: String,
+    /// Feature scheme version.
+    pub scheme_version: u32,
+    /// Feature-space size: the largest possible 1-based index.
+    pub num_features: usize,
+    /// `value` or `onehot`.
+    pub relation_encoding: String,
+    /// Targets were divided by this (10000.0).
+    pub label_scale: f64,
+    /// Margin in centipawns.
+    pub margin: i32,
+    /// The evaluation behind the scores.
+    pub evaluator: String,
+    /// How siblings were scored.
+    pub scorer: String,
+}
+
+/// `DIR/extract.json`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunMeta {
+    /// The scheme and labelling.
+    #[serde(flatten)]
+    pub scheme: Scheme,
+    /// How rows are laid out.
+    pub layout: String,
+    /// Input paths as given.
+    pub inputs: Vec<String>,
+    /// Totals of the run (absent while it runs).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub summary: Option<serde_json::Value>,
+}
+
+/// The sidecar `X.svm.json` of one game file `X.svm`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GameMeta {
+    /// The scheme and labelling.
+    #[serde(flatten)]
+    pub scheme: Scheme,
+    /// The record file.
+    pub source: String,
+    /// 0-based game index within the record file.
+    pub game_index: usize,
+    /// True when the record had an error and only the moves before it are here.
+    pub truncated: bool,
+    /// Rows in the `.svm` file.
+    pub rows: usize,
+    /// Size of the `.svm` file in bytes.
+    pub bytes: u64,
+    /// Non-zero features in the file.
+    pub nnz: usize,
+    /// Each position's rows, in game order.
+    pub positions: Vec<PositionRows>,
+}
+
+/// Writes `bytes` to `path` atomically: `path.tmp`, then rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(bytes)?;
+    f.flush()?;
+    drop(f);
+    std::fs::rename(&tmp, path)
+}
+
+/// The sidecar path of a `.svm` file.
+pub fn sidecar_path(svm: &Path) -> PathBuf {
+    let mut s = svm.as_os_str().to_owned();
+    s.push(".json");
+    PathBuf::from(s)
+}
+
+/// True when `svm` and its sidecar exist, the sidecar was written for the
+/// same `scheme`, and the `.svm` has the recorded size.
+pub fn is_complete(svm: &Path, scheme: &Scheme) -> bool {
+    let Ok(text) = std::fs::read_to_string(sidecar_path(svm)) else {
+        return false;
+    };
+    let Ok(meta) = serde_json::from_str::<GameMeta>(&text) else {
+        return false;
+    };
+    meta.scheme == *scheme && std::fs::metadata(svm).is_ok_and(|m| m.len() == meta.bytes)
+}
+
+/// The name under the output directory for records found under `input`:
+/// the input's own name, then the path below it.
+pub fn relative_name(input: &Path, file: &Path) -> PathBuf {
+    let base = input
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("input"));
+    match file.strip_prefix(input) {
+        Ok(rest) if !rest.as_os_str().is_empty() => base.join(rest),
+        _ => base,
+    }
+}
+
+/// The `.svm` path of game `index` of a record named `rel`.
+pub fn svm_path(out: &Path, rel: &Path, index: usize) -> PathBuf {
+    let mut name = rel.as_os_str().to_owned();
+    name.push(format!(".{index}.svm"));
+    out.join(name)
+}

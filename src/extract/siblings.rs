@@ -1,0 +1,203 @@
+//! Sibling expansion: every legal move of every game position, scored, with
+//! the training target of each sibling.
+
+use std::sync::Arc;
+
+use rsshogi::board::{Move32List, Position, generate_legal_all_move32};
+
+use crate::eval::Evaluator;
+use crate::features::{RelationEncoding, for_each_feature};
+use crate::records::Game;
+
+use super::libsvm;
+
+/// Scores clamp to this many centipawns and are divided by it when written.
+pub const LABEL_SCALE: i32 = 10_000;
+
+/// Scores a sibling: the position just after the mover's move, the opponent
+/// to move. Returns centipawns from the MOVER's point of view; `pos` must be
+/// unchanged on return. One per worker thread.
+pub trait SiblingScore {
+    /// The sibling's score for the mover.
+    fn score(&mut self, pos: &mut Position) -> i32;
+}
+
+/// Minus the static evaluation of the sibling (the opponent to move): a
+/// depth-0 score, no search. It stands in until the search's scorer is on
+/// main, and serves tests and benchmarks that must not depend on a search.
+#[derive(Clone)]
+pub struct StaticScorer {
+    eval: Arc<dyn Evaluator>,
+}
+
+impl StaticScorer {
+    /// A scorer using `eval`.
+    pub fn new(eval: Arc<dyn Evaluator>) -> Self {
+        Self { eval }
+    }
+}
+
+impl SiblingScore for StaticScorer {
+    fn score(&mut self, pos: &mut Position) -> i32 {
+        -self.eval.evaluate(pos)
+    }
+}
+
+/// Training targets (centipawns, clamped to ±[`LABEL_SCALE`]) of the siblings
+/// of one position, given their scores and which one the game played:
+/// the game move gets `g + margin`, a sibling scoring above `g` gets
+/// `g - margin`, any other its own score. Scores are clamped before use.
+///
+/// ```
+/// use niwatori::extract::targets;
+/// // the game played the 0-score move; the 50 and 120 moves drop below it
+/// assert_eq!(targets(&[50, 0, 120, -30], 1, 100), vec![-100, 100, -100, -30]);
+/// ```
+pub fn targets(scores: &[i32], game: usize, margin: i32) -> Vec<i32> {
+    let clamp = |v: i32| v.clamp(-LABEL_SCALE, LABEL_SCALE);
+    let g = clamp(scores[game]);
+    scores
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let v = clamp(v);
+            if i == game {
+                clamp(g.saturating_add(margin))
+            } else if v > g {
+                clamp(g.saturating_sub(margin))
+            } else {
+                v
+            }
+        })
+        .collect()
+}
+
+/// How much of the work [`expand_game`] does (the benchmark measures each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Generate, apply and score siblings only.
+    Score,
+    /// Also compute the features (counted, not written).
+    Features,
+    /// Also write the libsvm rows.
+    Write,
+}
+
+/// Where a game position's rows are in its `.svm` file.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PositionRows {
+    /// 1-based ply of the game move played from this position.
+    pub ply: usize,
+    /// The position (SFEN, the game move not yet played).
+    pub sfen: String,
+    /// The game move (USI).
+    pub game_move: String,
+    /// 0-based row of the position's first sibling in the file.
+    pub first_row: usize,
+    /// Number of siblings (= legal moves) and so of rows.
+    pub num_rows: usize,
+    /// 0-based row of the game move's sibling in the file.
+    pub game_row: usize,
+}
+
+/// The rows of one game.
+#[derive(Clone, Debug, Default)]
+pub struct GameRows {
+    /// One entry per position, in game order.
+    pub positions: Vec<PositionRows>,
+    /// Total rows.
+    pub rows: usize,
+    /// Total non-zero features over all rows (0 at [`Stage::Score`]).
+    pub nnz: usize,
+}
+
+/// Errors expanding a game.
+#[derive(Debug, thiserror::Error)]
+pub enum ExpandError {
+    /// A move of the record is not among the legal moves (cannot happen for
+    /// games from [`crate::records`], which checks legality).
+    #[error("{}: game {}: move {ply} ({usi}) is not legal", .source_file.display(), .game + 1)]
+    IllegalGameMove {
+        /// The record file.
+        source_file: std::path::PathBuf,
+        /// 0-based game index.
+        game: usize,
+        /// 1-based ply.
+        ply: usize,
+        /// The move.
+        usi: String,
+    },
+}
+
+/// Reusable buffers for [`expand_game`], one per worker.
+#[derive(Default)]
+pub struct Scratch {
+    feats: Vec<(u32, u8)>,
+    ranges: Vec<(usize, usize)>,
+    scores: Vec<i32>,
+}
+
+/// Expands every position of `game` into sibling rows appended to `out`
+/// (libsvm text, when `stage` is [`Stage::Write`]).
+///
+/// Every position before a game move gives one row per legal move, the game
+/// move's among them; the final position (no game move) gives none.
+pub fn expand_game<S: SiblingScore + ?Sized>(
+    game: &Game,
+    scorer: &mut S,
+    stage: Stage,
+    encoding: RelationEncoding,
+    margin: i32,
+    scratch: &mut Scratch,
+    out: &mut Vec<u8>,
+) -> Result<GameRows, ExpandError> {
+    let mut pos = game.start_position();
+    let mut result = GameRows::default();
+    let mut moves = Move32List::new();
+    for (i, &game_move) in game.moves.iter().enumerate() {
+        moves.clear();
+        generate_legal_all_move32(&pos, &mut moves);
+        let Some(game_idx) = moves.iter().position(|m| m.to_move() == game_move) else {
+            return Err(ExpandError::IllegalGameMove {
+                source_file: game.source.clone(),
+                game: game.index,
+                ply: i + 1,
+                usi: game_move.to_usi(),
+            });
+        };
+        scratch.feats.clear();
+        scratch.ranges.clear();
+        scratch.scores.clear();
+        for &mv in moves.iter() {
+            pos.apply_move32(mv);
+            scratch.scores.push(scorer.score(&mut pos));
+            if stage != Stage::Score {
+                let start = scratch.feats.len();
+                let feats = &mut scratch.feats;
+                for_each_feature(&pos, encoding, |idx, v| feats.push((idx, v as u8)));
+                scratch.feats[start..].sort_unstable_by_key(|&(idx, _)| idx);
+                scratch.ranges.push((start, scratch.feats.len()));
+            }
+            pos.undo_move32(mv)
+                .expect("undo of a move just applied cannot fail");
+        }
+        let labels = targets(&scratch.scores, game_idx, margin);
+        if stage == Stage::Write {
+            for (t, &(a, b)) in labels.iter().zip(&scratch.ranges) {
+                libsvm::write_row(out, *t, &scratch.feats[a..b]);
+            }
+        }
+        result.nnz += scratch.feats.len();
+        result.positions.push(PositionRows {
+            ply: i + 1,
+            sfen: pos.to_sfen(None),
+            game_move: game_move.to_usi(),
+            first_row: result.rows,
+            num_rows: moves.len(),
+            game_row: result.rows + game_idx,
+        });
+        result.rows += moves.len();
+        pos.apply_move32(moves[game_idx]);
+    }
+    Ok(result)
+}

@@ -1,0 +1,308 @@
+//! Two-piece attack-relation features of a position ("attack2", version 1).
+//!
+//! A feature is an ordered pair of pieces (A, B) where A attacks B's square,
+//! directly or, for a slider (lance, bishop, rook, horse, dragon), through
+//! exactly one piece (an x-ray). Its index says where and what A and B are;
+//! its value says how they relate ([`Relation`], ten kinds). Pieces in hand
+//! attack nothing, so each piece in hand is paired with each king instead.
+//!
+//! Everything is seen from the side to move in `pos`: when White is to move
+//! the board is turned round (square `s` becomes `80 - s`) and "own" means
+//! White's, so a position and its colour-flipped twin have the same features
+//! and one weight vector serves both colours.
+//!
+//! # Index formula (0-based; libsvm files add 1)
+//!
+//! ```text
+//! sq(s)    = s            if Black is to move, else 80 - s
+//!            (s = rsshogi square index = 9 * (file - 1) + (rank - 1))
+//! pc(p)    = 14 * owner + (piece_type - 1)
+//!            owner 0 = side to move, 1 = opponent;
+//!            piece_type 1..=14 = P L N S B R G K +P +L +N +S +B +R
+//! code(x)  = 28 * sq(square of x) + pc(x)             0 .. 2268
+//! pair     = 2268 * code(A) + code(B)                 0 .. 5_143_824
+//!
+//! value encoding:   index = pair,                 value = relation (1..=10)
+//! one-hot encoding: index = 10 * pair + rel - 1,  value = 1
+//!
+//! hand block, after the pair block (offset BOARD = 5_143_824 or 51_438_240):
+//! slot(o, k, n) = 38 * o + base(k) + (n - 1)        n-th piece of kind k in
+//!                 base: P 0, L 18, N 22, S 26, B 30, R 32, G 34   owner o's hand
+//! index = BOARD + 162 * slot + 81 * king_owner + sq(king square),  value = 1
+//!         for every n = 1..=count and both kings
+//! ```
+//!
+//! So owning `c` pawns in hand turns on slots 1..=c: the model learns the
+//! value of the n-th pawn (near each king position) rather than a one-hot
+//! count. A pair (A, B) is visited at most once, and no index repeats within
+//! a position.
+//!
+//! ```
+//! use niwatori::features::{features, RelationEncoding};
+//! // Black: king 5i, gold 5h. White: king 5a. Black to move.
+//! let pos = rsshogi::board::position_from_sfen("4k4/9/9/9/9/9/9/4G4/4K4 b - 1").unwrap();
+//! let f = features(&pos, RelationEncoding::Value);
+//! // gold on 5h (square 43) defends the king on 5i (square 44), and the
+//! // king defends the gold: two "defend" relations, value 1.
+//! let code = |sq: u32, pt: u32| 28 * sq + pt - 1;
+//! assert_eq!(f, vec![
+//!     (2268 * code(43, 7) + code(44, 8), 1.0),
+//!     (2268 * code(44, 8) + code(43, 7), 1.0),
+//! ]);
+//! ```
+
+mod relation;
+
+pub use relation::Relation;
+
+use rsshogi::board::attack_tables::{bishop_attacks, lance_attacks, rook_attacks};
+use rsshogi::board::{
+    Bitboard, GOLD_ATTACKS, KING_ATTACKS, KNIGHT_ATTACKS, PAWN_ATTACKS, Position, SILVER_ATTACKS,
+};
+use rsshogi::types::{Color, HandPiece, Piece, Square};
+
+/// Name of the feature scheme, recorded in every feature file and model.
+pub const SCHEME: &str = "attack2";
+/// Version of the scheme; bump it whenever an index or value changes.
+pub const SCHEME_VERSION: u32 = 1;
+
+const PIECE_CODES: usize = 28;
+const CODES: usize = 81 * PIECE_CODES;
+/// Number of (A, B) pair indices.
+const PAIRS: usize = CODES * CODES;
+/// Hand slots per owner: 18 pawns, 4 lances, 4 knights, 4 silvers,
+/// 2 bishops, 2 rooks, 4 golds.
+const HAND_SLOTS: usize = 38;
+/// Slot base of each hand kind, in rsshogi's `HandPiece` order P L N S B R G.
+const HAND_BASE: [usize; 7] = [0, 18, 22, 26, 30, 32, 34];
+const HAND_CAP: [u32; 7] = [18, 4, 4, 4, 2, 2, 4];
+/// Hand features: 2 owners x 38 slots x 2 kings x 81 squares.
+const HAND_FEATURES: usize = 2 * HAND_SLOTS * 2 * 81;
+
+/// Feature-space size (the largest 1-based index) of the default
+/// [`RelationEncoding::Value`]; see [`RelationEncoding::num_features`].
+pub const NUM_FEATURES: usize = PAIRS + HAND_FEATURES;
+
+/// How the relation kind of a pair is written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum RelationEncoding {
+    /// One index per pair; the value is the relation kind, 1..=10 (the
+    /// original design).
+    #[default]
+    Value,
+    /// One index per (pair, kind); the value is 1.
+    #[value(name = "onehot")]
+    OneHot,
+}
+
+impl RelationEncoding {
+    /// Feature-space size (largest 1-based index) under this encoding.
+    pub const fn num_features(self) -> usize {
+        match self {
+            Self::Value => NUM_FEATURES,
+            Self::OneHot => PAIRS * Relation::COUNT + HAND_FEATURES,
+        }
+    }
+
+    /// The name used on the command line and in metadata.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Value => "value",
+            Self::OneHot => "onehot",
+        }
+    }
+
+    /// Parses [`as_str`](Self::as_str)'s names.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "value" => Some(Self::Value),
+            "onehot" => Some(Self::OneHot),
+            _ => None,
+        }
+    }
+
+    const fn hand_offset(self) -> usize {
+        match self {
+            Self::Value => PAIRS,
+            Self::OneHot => PAIRS * Relation::COUNT,
+        }
+    }
+}
+
+/// A piece on the board with what it attacks.
+#[derive(Clone, Copy)]
+struct Placed {
+    sq: Square,
+    piece: Piece,
+    direct: Bitboard,
+    xray: Bitboard,
+}
+
+/// Direct attacks of a slider and the squares it reaches through exactly
+/// one piece.
+#[inline]
+fn slide(occ: Bitboard, attacks: impl Fn(Bitboard) -> Bitboard) -> (Bitboard, Bitboard) {
+    let direct = attacks(occ);
+    let blockers = direct & occ;
+    let beyond = attacks(occ & !blockers);
+    (direct, beyond & !direct & occ)
+}
+
+#[inline]
+fn piece_attacks(piece: Piece, sq: Square, occ: Bitboard) -> (Bitboard, Bitboard) {
+    let c = piece.color().to_index();
+    let i = sq.to_index();
+    match piece.piece_type().raw() {
+        1 => (PAWN_ATTACKS[i][c], Bitboard::EMPTY),
+        2 => slide(occ, |o| lance_attacks(sq, o, piece.color())),
+        3 => (KNIGHT_ATTACKS[i][c], Bitboard::EMPTY),
+        4 => (SILVER_ATTACKS[i][c], Bitboard::EMPTY),
+        5 => slide(occ, |o| bishop_attacks(sq, o)),
+        6 => slide(occ, |o| rook_attacks(sq, o)),
+        8 => (KING_ATTACKS[i], Bitboard::EMPTY),
+        13 => {
+            let (d, x) = slide(occ, |o| bishop_attacks(sq, o));
+            (d | KING_ATTACKS[i], x)
+        }
+        14 => {
+            let (d, x) = slide(occ, |o| rook_attacks(sq, o));
+            (d | KING_ATTACKS[i], x)
+        }
+        // gold and the promoted minor pieces move like a gold
+        _ => (GOLD_ATTACKS[i][c], Bitboard::EMPTY),
+    }
+}
+
+#[inline]
+fn in_zone(color: Color, sq: Square) -> bool {
+    let rank = sq.rank().raw();
+    if color == Color::BLACK {
+        rank <= 2
+    } else {
+        rank >= 6
+    }
+}
+
+/// Calls `f(index, value)` once for every feature of `pos`, from the point of
+/// view of the side to move. Indices are 0-based, never repeat within one
+/// call, and come in no particular order (but the same order every time).
+pub fn for_each_feature(pos: &Position, encoding: RelationEncoding, mut f: impl FnMut(u32, f32)) {
+    let us = pos.turn();
+    let flip = us == Color::WHITE;
+    let norm = |sq: Square| -> usize {
+        let i = sq.to_index();
+        if flip { 80 - i } else { i }
+    };
+    let code = |sq: Square, piece: Piece| -> usize {
+        let owner = usize::from(piece.color() != us);
+        norm(sq) * PIECE_CODES + owner * 14 + piece.piece_type().raw() as usize - 1
+    };
+
+    let occ = pos.bitboards().occupied();
+    let empty = Placed {
+        sq: Square::NONE,
+        piece: Piece::NONE,
+        direct: Bitboard::EMPTY,
+        xray: Bitboard::EMPTY,
+    };
+    let mut placed = [empty; 40];
+    let mut n = 0;
+    let mut attacked = [Bitboard::EMPTY; 2];
+    let mut rest = occ;
+    while let Some(sq) = rest.pop_lsb() {
+        let piece = pos.piece_on(sq);
+        let (direct, xray) = piece_attacks(piece, sq, occ);
+        attacked[piece.color().to_index()] |= direct;
+        // more than 40 pieces cannot happen in a legal position; ignore extras
+        if n < placed.len() {
+            placed[n] = Placed {
+                sq,
+                piece,
+                direct,
+                xray,
+            };
+            n += 1;
+        }
+    }
+
+    let emit = |f: &mut dyn FnMut(u32, f32), pair: usize, rel: Relation| match encoding {
+        RelationEncoding::Value => f(pair as u32, rel.value() as f32),
+        RelationEncoding::OneHot => f(
+            (pair * Relation::COUNT + rel.value() as usize - 1) as u32,
+            1.0,
+        ),
+    };
+
+    for a in &placed[..n] {
+        let ca = a.piece.color();
+        let code_a = code(a.sq, a.piece) * CODES;
+        let pt = a.piece.piece_type().raw();
+        let promotable = (1..=6).contains(&pt);
+        let a_in_zone = in_zone(ca, a.sq);
+        let mut targets = a.direct & occ;
+        while let Some(sq_b) = targets.pop_lsb() {
+            let b = pos.piece_on(sq_b);
+            let rel = if b.color() == ca {
+                if attacked[ca.flip().to_index()].test(sq_b) {
+                    Relation::DefendAttacked
+                } else {
+                    Relation::Defend
+                }
+            } else if b.piece_type().raw() == 8 {
+                Relation::Check
+            } else if promotable && (a_in_zone || in_zone(ca, sq_b)) {
+                Relation::AttackPromote
+            } else if attacked[b.color().to_index()].test(sq_b) {
+                Relation::Attack
+            } else {
+                Relation::AttackHanging
+            };
+            emit(&mut f, code_a + code(sq_b, b), rel);
+        }
+        let mut xrays = a.xray;
+        while let Some(sq_b) = xrays.pop_lsb() {
+            let b = pos.piece_on(sq_b);
+            let rel = if b.color() == ca {
+                Relation::XrayOwn
+            } else if b.piece_type().raw() == 8 {
+                Relation::XrayKing
+            } else {
+                let mid = (Bitboard::between(a.sq, sq_b) & occ).lsb();
+                match mid {
+                    Some(m) if pos.piece_on(m).color() == ca => Relation::XrayThroughOwn,
+                    _ => Relation::XrayThroughEnemy,
+                }
+            };
+            emit(&mut f, code_a + code(sq_b, b), rel);
+        }
+    }
+
+    let hand_offset = encoding.hand_offset();
+    for (owner, color) in [us, us.flip()].into_iter().enumerate() {
+        let hand = pos.hand(color);
+        for hp in HandPiece::iter() {
+            let k = hp.to_index();
+            let count = hand.count(hp).min(HAND_CAP[k]) as usize;
+            for nth in 0..count {
+                let slot = owner * HAND_SLOTS + HAND_BASE[k] + nth;
+                for (king_owner, king_color) in [us, us.flip()].into_iter().enumerate() {
+                    let ksq = pos.king_square(king_color);
+                    if ksq.is_none() {
+                        continue;
+                    }
+                    let index = hand_offset + slot * 162 + king_owner * 81 + norm(ksq);
+                    f(index as u32, 1.0);
+                }
+            }
+        }
+    }
+}
+
+/// The features of `pos` as a vector sorted by index (a convenience over
+/// [`for_each_feature`] for tests and tools; the row writer reuses a buffer).
+pub fn features(pos: &Position, encoding: RelationEncoding) -> Vec<(u32, f32)> {
+    let mut v = Vec::with_capacity(256);
+    for_each_feature(pos, encoding, |i, x| v.push((i, x)));
+    v.sort_unstable_by_key(|&(i, _)| i);
+    v
+}

@@ -1,0 +1,539 @@
+//! Reading game records (CSA, KIF) into games: a start position and moves.
+//!
+//! Parsing is rsshogi's (`records` feature); this module finds the files,
+//! decodes UTF-8 (with or without a byte-order mark) or Shift_JIS, splits
+//! CSA files holding several games (`/` lines), and turns rsshogi's errors,
+//! which carry no line number, into [`Problem`]s that name the file, the
+//! line and what is wrong. A bad game never stops the others: when the error
+//! comes after some moves, those moves are kept as a truncated game and the
+//! problem says how many.
+//!
+//! ```
+//! use niwatori::records::{parse_games, Format};
+//! let text = "V2.2\nPI\n+\n+7776FU\n-3334FU\n+8822UM\n%TORYO\n/\nPI\n+\n+2726FU\nhello\n";
+//! let read = parse_games("two.csa".as_ref(), Format::Csa, text.as_bytes());
+//! assert_eq!(read.games.len(), 2);
+//! assert_eq!(read.games[0].moves.len(), 3);
+//! assert!(read.games[1].truncated); // the unknown line ends game 2 after 1 move
+//! assert_eq!(read.problems[0].line, 12);
+//! assert_eq!(read.problems[0].to_string(),
+//!     "two.csa:12: game 2: unknown line \"hello\"; its first 1 moves are used");
+//! ```
+
+use std::borrow::Cow;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use rsshogi::board::{Position, position_from_sfen};
+use rsshogi::records::formats::{csa, kif};
+use rsshogi::types::{Move, Move32};
+
+/// File formats read by this module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// CSA V2 / V2.2, possibly several games separated by `/` lines.
+    Csa,
+    /// KIF (Kakinoki), one game per file; `.kifu` files are the UTF-8 variant.
+    Kif,
+}
+
+impl Format {
+    /// The format of a file by its extension (`.csa`, `.kif`, `.kifu`,
+    /// case-insensitive), or `None` for other files.
+    pub fn of(path: &Path) -> Option<Self> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "csa" => Some(Self::Csa),
+            "kif" | "kifu" => Some(Self::Kif),
+            _ => None,
+        }
+    }
+}
+
+/// One game read from a record file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Game {
+    /// The record file.
+    pub source: PathBuf,
+    /// 0-based index of the game within its file.
+    pub index: usize,
+    /// 1-based line where the game starts in the file.
+    pub line: usize,
+    /// Start position as SFEN.
+    pub start_sfen: String,
+    /// Main-line moves, in order, all legal.
+    pub moves: Vec<Move>,
+    /// The raw ending line (`%TORYO`, `まで64手で後手の勝ち`, ...), if any.
+    pub ending: Option<String>,
+    /// True when an error cut the game short and only the moves before it
+    /// are here (see the matching [`Problem`]).
+    pub truncated: bool,
+}
+
+impl Game {
+    /// The moves as USI strings (`7g7f`, `P*5e`, `8h2b+`).
+    pub fn usi_moves(&self) -> Vec<String> {
+        self.moves.iter().map(|m| m.to_usi()).collect()
+    }
+
+    /// The start position, ready for `apply_move32` (`init_stack` done).
+    pub fn start_position(&self) -> Position {
+        // the SFEN came from rsshogi's own parse of this game, so it is valid
+        let mut pos = position_from_sfen(&self.start_sfen).unwrap_or_else(|_| {
+            unreachable!("rsshogi produced an unreadable SFEN {:?}", self.start_sfen)
+        });
+        pos.init_stack();
+        pos
+    }
+
+    /// The moves as 32-bit moves, each for the position it is played in.
+    pub fn moves32(&self) -> Vec<Move32> {
+        let mut pos = self.start_position();
+        let mut out = Vec::with_capacity(self.moves.len());
+        for &mv in &self.moves {
+            let m32 = pos.move32_from_move(mv);
+            pos.apply_move32(m32);
+            out.push(m32);
+        }
+        out
+    }
+}
+
+/// What was wrong with a game or a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ProblemKind {
+    /// The file could not be read.
+    Io,
+    /// A line that is not part of the format.
+    UnknownLine,
+    /// A line of the format that could not be understood (board, hand, move).
+    Syntax,
+    /// A move that is not legal in its position.
+    IllegalMove,
+    /// A move for the wrong side (`-` when Black is to move).
+    WrongSide,
+    /// A start position that is not a valid shogi position.
+    BadPosition,
+    /// A file holding no game at all.
+    NoGame,
+}
+
+impl ProblemKind {
+    /// A short name for summaries.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Io => "unreadable file",
+            Self::UnknownLine => "unknown line",
+            Self::Syntax => "syntax error",
+            Self::IllegalMove => "illegal move",
+            Self::WrongSide => "move by the wrong side",
+            Self::BadPosition => "bad start position",
+            Self::NoGame => "no game in file",
+        }
+    }
+}
+
+/// A problem found while reading a record file, with its place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// The record file.
+    pub file: PathBuf,
+    /// 1-based line of the offending text (1 when the whole file is at fault).
+    pub line: usize,
+    /// 0-based index of the game within the file.
+    pub game_index: usize,
+    /// What kind of problem.
+    pub kind: ProblemKind,
+    /// What is wrong, in words.
+    pub message: String,
+    /// How many moves before the error were kept (0: the game is skipped).
+    pub kept_moves: usize,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}: game {}: {}",
+            self.file.display(),
+            self.line,
+            self.game_index + 1,
+            self.message
+        )?;
+        match (self.kind, self.kept_moves) {
+            (ProblemKind::Io | ProblemKind::NoGame, _) => Ok(()),
+            (_, 0) => write!(f, "; the game is skipped"),
+            (_, n) => write!(f, "; its first {n} moves are used"),
+        }
+    }
+}
+
+/// Errors that stop reading a whole file (the caller reports and goes on).
+#[derive(Debug, thiserror::Error)]
+pub enum RecordsError {
+    /// A file or directory could not be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A path given explicitly is a file of an unknown format.
+    #[error("{}: not a record file (expected .csa, .kif or .kifu)", .0.display())]
+    UnknownFormat(PathBuf),
+}
+
+/// Games read from one file, and the problems met.
+#[derive(Clone, Debug, Default)]
+pub struct FileGames {
+    /// Games usable for extraction (complete or truncated).
+    pub games: Vec<Game>,
+    /// Problems, in file order.
+    pub problems: Vec<Problem>,
+}
+
+/// Lists the record files under `paths`: files as given (their format must
+/// be known), directories scanned recursively for `.csa`, `.kif` and `.kifu`
+/// files. The result is sorted and free of duplicates.
+pub fn find_record_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, RecordsError> {
+    let mut out = Vec::new();
+    for path in paths {
+        let meta = std::fs::metadata(path).map_err(|source| RecordsError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        if meta.is_dir() {
+            scan_dir(path, &mut out)?;
+        } else if Format::of(path).is_some() {
+            out.push(path.clone());
+        } else {
+            return Err(RecordsError::UnknownFormat(path.clone()));
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+fn scan_dir(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), RecordsError> {
+    let io = |source| RecordsError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let path = entry.map_err(io)?.path();
+        if path.is_dir() {
+            scan_dir(&path, out)?;
+        } else if Format::of(&path).is_some() {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Reads every game of one record file (format from its extension).
+pub fn read_games(path: &Path) -> Result<FileGames, RecordsError> {
+    let format = Format::of(path).ok_or_else(|| RecordsError::UnknownFormat(path.to_path_buf()))?;
+    let data = std::fs::read(path).map_err(|source| RecordsError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(parse_games(path, format, &data))
+}
+
+/// Parses the bytes of a record file; `source` only names it in games and
+/// problems.
+pub fn parse_games(source: &Path, format: Format, data: &[u8]) -> FileGames {
+    let text = decode(data);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let lines: Vec<&str> = text
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .collect();
+    let mut out = FileGames::default();
+    match format {
+        Format::Csa => {
+            for (index, (start, chunk)) in csa_chunks(&lines).into_iter().enumerate() {
+                read_csa_game(source, index, start, chunk, &mut out);
+            }
+        }
+        Format::Kif => read_kif_game(source, 0, &lines, &mut out),
+    }
+    if out.games.is_empty() && out.problems.is_empty() {
+        out.problems.push(Problem {
+            file: source.to_path_buf(),
+            line: 1,
+            game_index: 0,
+            kind: ProblemKind::NoGame,
+            message: "no game found".into(),
+            kept_moves: 0,
+        });
+    }
+    out
+}
+
+fn decode(data: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(data) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => encoding_rs::SHIFT_JIS.decode(data).0,
+    }
+}
+
+/// Splits CSA lines at `/` lines into (0-based first line, lines) chunks that
+/// hold something besides blank lines and comments.
+fn csa_chunks<'a>(lines: &'a [&'a str]) -> Vec<(usize, &'a [&'a str])> {
+    let mut chunks = Vec::new();
+    let mut start = 0;
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim() == "/" {
+            chunks.push((start, &lines[start..i]));
+            start = i + 1;
+        }
+    }
+    chunks.push((start, &lines[start..]));
+    chunks.retain(|(_, chunk)| {
+        chunk.iter().any(|l| {
+            let t = l.trim();
+            !t.is_empty() && !t.starts_with('\'')
+        })
+    });
+    chunks
+}
+
+/// First characters a CSA line may start with.
+fn csa_line_known(line: &str) -> bool {
+    let t = line.trim();
+    t.is_empty()
+        || matches!(
+            t.as_bytes()[0],
+            b'V' | b'N' | b'$' | b'P' | b'+' | b'-' | b'\'' | b'T' | b'%'
+        )
+}
+
+/// A malformed `+`/`-` token of a CSA line (rsshogi would take a short one
+/// for a side-to-move line and drop it silently), if any.
+fn csa_bad_move_token(line: &str) -> Option<&str> {
+    let t = line.trim();
+    if t.starts_with('\'') || t.starts_with('N') || t.starts_with('$') {
+        return None;
+    }
+    t.split(',').map(str::trim).find(|tok| {
+        let b = tok.as_bytes();
+        (tok.starts_with('+') || tok.starts_with('-'))
+            && b.len() != 1
+            && !(b.len() == 7
+                && b[1..5].iter().all(u8::is_ascii_digit)
+                && b[5..].iter().all(u8::is_ascii_uppercase))
+    })
+}
+
+/// Index (within `chunk`) of the CSA move token number `n` (0-based).
+fn csa_move_line(chunk: &[&str], n: usize) -> Option<usize> {
+    let mut seen = 0;
+    for (i, line) in chunk.iter().enumerate() {
+        if line.trim_start().starts_with('\'') {
+            continue;
+        }
+        for token in line.split(',') {
+            let t = token.trim();
+            if (t.starts_with('+') || t.starts_with('-')) && t.len() >= 7 {
+                if seen == n {
+                    return Some(i);
+                }
+                seen += 1;
+            }
+        }
+    }
+    None
+}
+
+/// Index of the first line containing `needle` (trimmed), if any.
+fn line_containing(lines: &[&str], needle: &str) -> Option<usize> {
+    let find = |n: &str| {
+        let n = n.trim();
+        (!n.is_empty())
+            .then(|| lines.iter().position(|l| l.contains(n)))
+            .flatten()
+    };
+    // some messages wrap the text: "unknown piece code: XX"
+    find(needle).or_else(|| needle.rsplit_once(": ").and_then(|(_, tail)| find(tail)))
+}
+
+fn read_csa_game(source: &Path, index: usize, start: usize, chunk: &[&str], out: &mut FileGames) {
+    // rsshogi skips unknown header lines silently; we do not drop data silently
+    let unknown = chunk.iter().position(|l| !csa_line_known(l));
+    let bad_move = chunk
+        .iter()
+        .enumerate()
+        .find_map(|(i, l)| csa_bad_move_token(l).map(|t| (i, t)));
+    let (error_at, kind, message) =
+        if let Some(bad) = unknown.filter(|&u| bad_move.is_none_or(|(m, _)| u < m)) {
+            (
+                bad,
+                ProblemKind::UnknownLine,
+                format!("unknown line {:?}", chunk[bad].trim()),
+            )
+        } else if let Some((at, token)) = bad_move {
+            (
+                at,
+                ProblemKind::Syntax,
+                format!("invalid CSA move {token:?}"),
+            )
+        } else {
+            match csa::parse_csa_str(&chunk.join("\n")) {
+                Ok(record) => {
+                    out.games
+                        .push(game_from_record(source, index, start, &record, false));
+                    return;
+                }
+                Err(e) => {
+                    let (kind, at) = match &e {
+                        csa::CsaError::InvalidLine(s) => {
+                            (ProblemKind::Syntax, line_containing(chunk, s))
+                        }
+                        csa::CsaError::InvalidBoard(s) => {
+                            (ProblemKind::Syntax, line_containing(chunk, s))
+                        }
+                        csa::CsaError::InvalidMove(s) => {
+                            (ProblemKind::Syntax, line_containing(chunk, s))
+                        }
+                        csa::CsaError::MoveSideMismatch(s) => {
+                            (ProblemKind::WrongSide, line_containing(chunk, s))
+                        }
+                        csa::CsaError::IllegalMove { index } => {
+                            (ProblemKind::IllegalMove, csa_move_line(chunk, *index))
+                        }
+                        csa::CsaError::Sfen(_) => (
+                            ProblemKind::BadPosition,
+                            chunk.iter().position(|l| l.trim_start().starts_with('P')),
+                        ),
+                        csa::CsaError::MissingEndMarker => (ProblemKind::Syntax, None),
+                    };
+                    let message = match (&e, at) {
+                        (csa::CsaError::IllegalMove { index }, Some(i)) => {
+                            format!("illegal move {:?} (move {})", chunk[i].trim(), index + 1)
+                        }
+                        _ => e.to_string(),
+                    };
+                    (at.unwrap_or(0), kind, message)
+                }
+            }
+        };
+    // keep the moves before the bad line when they parse on their own
+    let kept = if error_at > 0 {
+        csa::parse_csa_str(&chunk[..error_at].join("\n"))
+            .ok()
+            .filter(|r| r.move_count() > 0)
+    } else {
+        None
+    };
+    let kept_moves = kept.as_ref().map_or(0, |r| r.move_count());
+    if let Some(record) = kept {
+        out.games
+            .push(game_from_record(source, index, start, &record, true));
+    }
+    out.problems.push(Problem {
+        file: source.to_path_buf(),
+        line: start + error_at + 1,
+        game_index: index,
+        kind,
+        message,
+        kept_moves,
+    });
+}
+
+/// Index of KIF move line number `n` (0-based) of the main line.
+fn kif_move_line(lines: &[&str], n: usize) -> Option<usize> {
+    let mut seen = 0;
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim();
+        if t.starts_with("変化") {
+            return None;
+        }
+        if t.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+            if seen == n {
+                return Some(i);
+            }
+            seen += 1;
+        }
+    }
+    None
+}
+
+fn read_kif_game(source: &Path, index: usize, lines: &[&str], out: &mut FileGames) {
+    let error = match kif::parse_kif_str(&lines.join("\n")) {
+        Ok(record) => {
+            if record.move_count() == 0
+                && !lines
+                    .iter()
+                    .any(|l| l.contains("手合割") || l.contains('|') || l.contains("まで"))
+            {
+                return; // nothing that looks like a game: reported as "no game"
+            }
+            out.games
+                .push(game_from_record(source, index, 0, &record, false));
+            return;
+        }
+        Err(e) => e,
+    };
+    let (kind, at) = match &error {
+        kif::KifError::InvalidLine(s) => (ProblemKind::Syntax, line_containing(lines, s)),
+        kif::KifError::InvalidMove(s) => (ProblemKind::Syntax, line_containing(lines, s)),
+        kif::KifError::IllegalMove { index } => {
+            (ProblemKind::IllegalMove, kif_move_line(lines, *index))
+        }
+        kif::KifError::Sfen(_) => (
+            ProblemKind::BadPosition,
+            lines.iter().position(|l| l.contains('|')),
+        ),
+        kif::KifError::MissingResult => (ProblemKind::Syntax, None),
+    };
+    let message = match (&error, at) {
+        (kif::KifError::IllegalMove { index }, Some(i)) => {
+            format!("illegal move {:?} (move {})", lines[i].trim(), index + 1)
+        }
+        _ => error.to_string(),
+    };
+    let error_at = at.unwrap_or(0);
+    let kept = if error_at > 0 {
+        kif::parse_kif_str(&lines[..error_at].join("\n"))
+            .ok()
+            .filter(|r| r.move_count() > 0)
+    } else {
+        None
+    };
+    let kept_moves = kept.as_ref().map_or(0, |r| r.move_count());
+    if let Some(record) = kept {
+        out.games
+            .push(game_from_record(source, index, 0, &record, true));
+    }
+    out.problems.push(Problem {
+        file: source.to_path_buf(),
+        line: error_at + 1,
+        game_index: index,
+        kind,
+        message,
+        kept_moves,
+    });
+}
+
+fn game_from_record(
+    source: &Path,
+    index: usize,
+    start: usize,
+    record: &rsshogi::records::Record,
+    truncated: bool,
+) -> Game {
+    Game {
+        source: source.to_path_buf(),
+        index,
+        line: start + 1,
+        start_sfen: record.init_position_sfen().to_string(),
+        moves: record.main_moves().map(|m| m.mv()).collect(),
+        ending: record
+            .main_terminal()
+            .and_then(|t| t.raw().map(str::to_string)),
+        truncated,
+    }
+}

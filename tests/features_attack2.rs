@@ -1,0 +1,165 @@
+//! The attack2 features: exact lists for hand-built positions (the index
+//! formula of features/README.md written out independently here), colour
+//! symmetry and index bounds on real game positions.
+
+use std::collections::HashSet;
+
+use niwatori::features::{NUM_FEATURES, RelationEncoding, features, for_each_feature};
+use niwatori::records::read_games;
+use rsshogi::board::{Move32List, generate_legal_all_move32, position_from_sfen};
+
+const BOARD: u32 = 2268 * 2268;
+
+/// 28 * square (seen from the side to move) + 14 * owner + piece type - 1.
+fn code(sq: u32, owner: u32, piece_type: u32) -> u32 {
+    28 * sq + 14 * owner + piece_type - 1
+}
+
+fn pair(a: u32, b: u32) -> u32 {
+    2268 * a + b
+}
+
+fn sorted(mut v: Vec<(u32, f32)>) -> Vec<(u32, f32)> {
+    v.sort_by_key(|x| x.0);
+    v
+}
+
+#[test]
+fn rook_and_lance_on_one_file_black_to_move() {
+    // Black: rook 5e (sq 40), lance 5g (42), king 5i (44), a pawn in hand.
+    // White: pawn 5c (38), king 5a (36).
+    let pos = position_from_sfen("4k4/9/4p4/9/4R4/9/4L4/9/4K4 b P 1").unwrap();
+    let (rook, lance, king) = (code(40, 0, 6), code(42, 0, 2), code(44, 0, 8));
+    let (pawn_w, king_w) = (code(38, 1, 1), code(36, 1, 8));
+    let expected = sorted(vec![
+        (pair(rook, pawn_w), 5.0),  // attack, capture may promote (5c in zone)
+        (pair(rook, lance), 1.0),   // defend, the lance is not attacked
+        (pair(rook, king_w), 10.0), // x-ray to the enemy king through the pawn
+        (pair(rook, king), 7.0),    // x-ray to its own king through the lance
+        (pair(lance, rook), 1.0),   // defend
+        (pair(lance, pawn_w), 8.0), // x-ray through its own rook to the pawn
+        // one pawn in Black's hand (owner 0, slot 0) with each king
+        (BOARD + 44, 1.0),
+        (BOARD + 81 + 36, 1.0),
+    ]);
+    assert_eq!(features(&pos, RelationEncoding::Value), expected);
+}
+
+#[test]
+fn bishop_gold_silver_black_to_move() {
+    // Black: bishop 8g (69), king 5i. White: gold 7f (59), silver 6e (49), king 5a.
+    let pos = position_from_sfen("4k4/9/9/9/3s5/2g6/1B7/9/4K4 b - 1").unwrap();
+    let bishop = code(69, 0, 5);
+    let (gold, silver) = (code(59, 1, 7), code(49, 1, 4));
+    let expected = sorted(vec![
+        (pair(bishop, gold), 3.0),   // attack, the gold is defended by the silver
+        (pair(bishop, silver), 9.0), // x-ray through the enemy gold
+        (pair(gold, bishop), 4.0),   // attack on an undefended piece
+        (pair(silver, gold), 2.0),   // defends a piece under attack
+    ]);
+    assert_eq!(features(&pos, RelationEncoding::Value), expected);
+}
+
+#[test]
+fn check_and_flip_white_to_move() {
+    // White to move, so squares are turned round: s -> 80 - s, White owns 0.
+    // White: king 5a (36 -> 44), lance 5b (37 -> 43).
+    // Black: gold 4b (28 -> 52) giving check, pawn 5h (43 -> 37), king 5i (44 -> 36).
+    let pos = position_from_sfen("4k4/4lG3/9/9/9/9/9/4P4/4K4 w - 1").unwrap();
+    let (king_w, lance_w) = (code(44, 0, 8), code(43, 0, 2));
+    let (gold_b, pawn_b, king_b) = (code(52, 1, 7), code(37, 1, 1), code(36, 1, 8));
+    let expected = sorted(vec![
+        (pair(gold_b, king_w), 6.0),   // check
+        (pair(gold_b, lance_w), 3.0),  // attack on a defended lance
+        (pair(king_w, gold_b), 4.0),   // the checking gold is undefended
+        (pair(king_w, lance_w), 2.0),  // defends the attacked lance
+        (pair(lance_w, pawn_b), 5.0),  // 5h is in White's zone: may promote
+        (pair(lance_w, king_b), 10.0), // x-ray to the black king
+        (pair(king_b, pawn_b), 2.0),   // defends the attacked pawn
+    ]);
+    assert_eq!(features(&pos, RelationEncoding::Value), expected);
+
+    // one-hot: the same pairs, 10 indices each, value 1
+    let onehot: Vec<(u32, f32)> = expected
+        .iter()
+        .map(|&(i, v)| (10 * i + v as u32 - 1, 1.0))
+        .collect();
+    assert_eq!(features(&pos, RelationEncoding::OneHot), sorted(onehot));
+}
+
+#[test]
+fn hand_pieces_count_slots_for_both_owners() {
+    // Black has 2 pawns and a bishop in hand, White a rook; Black to move.
+    let pos = position_from_sfen("4k4/9/9/9/9/9/9/9/4K4 b 2PBr 1").unwrap();
+    let slot = |owner: u32, base: u32, nth: u32| 38 * owner + base + nth;
+    let mut expected = Vec::new();
+    for s in [slot(0, 0, 0), slot(0, 0, 1), slot(0, 30, 0), slot(1, 32, 0)] {
+        expected.push((BOARD + 162 * s + 44, 1.0)); // own king 5i
+        expected.push((BOARD + 162 * s + 81 + 36, 1.0)); // enemy king 5a
+    }
+    assert_eq!(
+        features(&pos, RelationEncoding::Value),
+        sorted(expected.clone())
+    );
+    // one-hot moves the hand block after the 10x pair block
+    let shifted: Vec<(u32, f32)> = expected.iter().map(|&(i, v)| (i + 9 * BOARD, v)).collect();
+    assert_eq!(features(&pos, RelationEncoding::OneHot), sorted(shifted));
+}
+
+/// Every position of the bundled sample and all its siblings.
+fn sample_positions() -> Vec<rsshogi::board::Position> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/kifu/selfplay/0001.csa");
+    let games = read_games(dir.as_ref()).unwrap().games;
+    let mut out = Vec::new();
+    for g in games {
+        let mut pos = g.start_position();
+        for mv in g.moves32() {
+            let mut list = Move32List::new();
+            generate_legal_all_move32(&pos, &mut list);
+            for &m in list.iter() {
+                pos.apply_move32(m);
+                out.push(pos.clone());
+                pos.undo_move32(m).unwrap();
+            }
+            pos.apply_move32(mv);
+        }
+    }
+    out
+}
+
+#[test]
+fn colour_flipped_twin_has_identical_features() {
+    let positions = sample_positions();
+    assert!(positions.len() > 1000);
+    for pos in &positions {
+        let twin = position_from_sfen(&pos.to_sfen_flipped(None)).unwrap();
+        assert_ne!(pos.turn(), twin.turn());
+        for enc in [RelationEncoding::Value, RelationEncoding::OneHot] {
+            assert_eq!(
+                features(pos, enc),
+                features(&twin, enc),
+                "{}",
+                pos.to_sfen(None)
+            );
+        }
+    }
+}
+
+#[test]
+fn indices_are_unique_and_in_range() {
+    for pos in sample_positions() {
+        for enc in [RelationEncoding::Value, RelationEncoding::OneHot] {
+            let mut seen = HashSet::new();
+            for_each_feature(&pos, enc, |i, v| {
+                assert!((i as usize) < enc.num_features());
+                assert!(seen.insert(i), "index {i} twice in {}", pos.to_sfen(None));
+                match enc {
+                    RelationEncoding::Value => assert!((1.0..=10.0).contains(&v)),
+                    RelationEncoding::OneHot => assert_eq!(v, 1.0),
+                }
+            });
+        }
+    }
+    assert_eq!(NUM_FEATURES, RelationEncoding::Value.num_features());
+    assert_eq!(NUM_FEATURES, 5_143_824 + 12_312);
+}

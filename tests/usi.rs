@@ -1,0 +1,188 @@
+//! USI conversations with the niwatori binary, as a GUI would have them.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::UsiProcess;
+use rsshogi::board::position_from_sfen;
+
+const T: Duration = Duration::from_secs(20);
+
+fn bestmove(lines: &[String]) -> String {
+    let last = lines.last().unwrap();
+    last.split_whitespace().nth(1).unwrap().to_string()
+}
+
+#[test]
+fn handshake_lists_options() {
+    let mut e = UsiProcess::start();
+    e.send("usi");
+    let lines = e.until("usiok", T);
+    assert!(lines[0].starts_with("id name niwatori"));
+    for option in [
+        "USI_Hash",
+        "Threads",
+        "Eval",
+        "EvalFile",
+        "RandomOpeningPly",
+        "AntiInaniwa",
+    ] {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with(&format!("option name {option} "))),
+            "{option} missing from {lines:?}"
+        );
+    }
+    e.send("isready");
+    e.until("readyok", T);
+    e.quit();
+}
+
+#[test]
+fn plays_a_legal_move_with_info_lines() {
+    let mut e = UsiProcess::start();
+    e.send("usi");
+    e.until("usiok", T);
+    e.send("setoption name USI_Hash value 16");
+    e.send("isready");
+    e.until("readyok", T);
+    e.send("usinewgame");
+    e.send("position startpos moves 7g7f 3c3d 2g2f");
+    e.send("go depth 6");
+    let lines = e.until("bestmove", T);
+    let info = lines
+        .iter()
+        .rfind(|l| l.starts_with("info depth"))
+        .expect("an info line");
+    for field in [
+        " depth ",
+        " seldepth ",
+        " time ",
+        " nodes ",
+        " nps ",
+        " hashfull ",
+        " score cp ",
+        " pv ",
+    ] {
+        assert!(info.contains(field), "{field} missing in {info}");
+    }
+    let mut pos = rsshogi::board::hirate_position();
+    for m in ["7g7f", "3c3d", "2g2f"] {
+        let mv = pos.move32_from_usi(m).unwrap();
+        pos.apply_move32(mv);
+    }
+    let best = bestmove(&lines);
+    assert!(
+        pos.move32_from_usi(&best)
+            .is_some_and(|m| pos.is_legal_move32(m)),
+        "{best}"
+    );
+    e.quit();
+}
+
+#[test]
+fn mates_in_one_are_played() {
+    let mut e = UsiProcess::start();
+    e.send("isready");
+    e.until("readyok", T);
+    for (sfen, _, _) in common::mate_problems(1).iter().take(30) {
+        e.send(&format!("position sfen {sfen}"));
+        e.send("go depth 3");
+        let lines = e.until("bestmove", T);
+        let best = bestmove(&lines);
+        let mut pos = position_from_sfen(sfen).unwrap();
+        let mv = pos.move32_from_usi(&best).expect("legal");
+        pos.apply_move32(mv);
+        assert!(pos.is_mated(), "{sfen}: {best} is not mate");
+        assert!(
+            lines.iter().any(|l| l.contains("score mate 1")),
+            "{lines:?}"
+        );
+    }
+    e.quit();
+}
+
+#[test]
+fn go_mate_answers_checkmate_nomate_and_timeout() {
+    let mut e = UsiProcess::start();
+    let (sfen, _, _) = &common::mate_problems(5)[0];
+    e.send(&format!("position sfen {sfen}"));
+    e.send("go mate 10000");
+    let line = e.until("checkmate", T).pop().unwrap();
+    assert_eq!(line.split_whitespace().count(), 1 + 5, "{line}");
+    e.send("position sfen 4k4/9/9/9/9/9/9/9/4K4 b - 1");
+    e.send("go mate 1000");
+    assert_eq!(e.until("checkmate", T).pop().unwrap(), "checkmate nomate");
+    // A lone rook checks for ever and never mates: the search runs out of time.
+    e.send("position sfen 4k4/9/9/9/9/9/9/9/4K4 b R 1");
+    e.send("go mate 300");
+    assert_eq!(e.until("checkmate", T).pop().unwrap(), "checkmate timeout");
+    e.quit();
+}
+
+#[test]
+fn malformed_input_is_reported_and_survived() {
+    let mut e = UsiProcess::start();
+    for bad in [
+        "flibbertigibbet",
+        "position",
+        "position sfen not a position",
+        "position startpos moves 7g7f 7g7f",
+        "position startpos moves zz99",
+        "go depth",
+        "go wtime lots",
+        "setoption name Threads value many",
+        "setoption name NoSuchOption value 1",
+        "setoption name Eval value telepathy",
+        "setoption",
+    ] {
+        e.send(bad);
+        let line = e.until("info string error", T).pop().unwrap();
+        assert!(line.len() > "info string error: ".len(), "{bad}: {line}");
+    }
+    e.send("position startpos");
+    e.send("go depth 3");
+    e.until("bestmove", T);
+    assert!(e.is_running());
+    e.quit();
+}
+
+#[test]
+fn stop_ends_infinite_search_and_ponder_waits_for_ponderhit() {
+    let mut e = UsiProcess::start();
+    e.send("position startpos");
+    e.send("go infinite");
+    std::thread::sleep(Duration::from_millis(300));
+    e.send("stop");
+    e.until("bestmove", T);
+
+    e.send("position startpos moves 7g7f 3c3d");
+    e.send("go ponder btime 0 wtime 0 byoyomi 200");
+    std::thread::sleep(Duration::from_millis(500));
+    // Still pondering: no bestmove yet; after ponderhit it comes in byoyomi.
+    e.send("ponderhit");
+    let start = Instant::now();
+    let lines = e.until("bestmove", T);
+    assert!(start.elapsed() < Duration::from_millis(1000), "{lines:?}");
+    e.quit();
+}
+
+#[test]
+fn random_opening_plays_varied_safe_moves() {
+    let mut e = UsiProcess::start();
+    e.send("setoption name RandomOpeningPly value 4");
+    e.send("isready");
+    e.until("readyok", T);
+    let mut firsts = std::collections::HashSet::new();
+    for _ in 0..12 {
+        e.send("position startpos");
+        e.send("go btime 0 wtime 0 byoyomi 100");
+        let best = bestmove(&e.until("bestmove", T));
+        assert_ne!(best, "8g8f");
+        firsts.insert(best);
+    }
+    assert!(firsts.len() >= 3, "{firsts:?}");
+    e.quit();
+}
