@@ -19,6 +19,7 @@ pub mod features;
 pub mod learn;
 pub mod opening;
 pub mod perft;
+pub mod play;
 pub mod records;
 pub mod report;
 pub mod search;

@@ -46,6 +46,10 @@ enum Command {
         #[arg(long)]
         sfen: Option<String>,
     },
+    /// Play a match between two engines (USI child processes) and report Elo.
+    Match(niwatori::play::cli::MatchArgs),
+    /// Play on a CSA protocol server (floodgate, shogi-server) through a USI engine.
+    Csa(niwatori::play::cli::CsaArgs),
     /// Turn game records into libsvm training rows (every sibling of every position).
     Extract(niwatori::extract::ExtractArgs),
     /// Fit evaluation weights (L2-loss SVR, LIBLINEAR -s 11) from libsvm feature files.
@@ -72,6 +76,8 @@ fn main() -> Result<()> {
                 nodes as f64 / secs.max(1e-9)
             );
         }
+        Some(Command::Match(args)) => niwatori::play::cli::run_match_cli(args)?,
+        Some(Command::Csa(args)) => niwatori::play::cli::run_csa_cli(args)?,
         Some(Command::Bench {
             depth,
             movetime,

@@ -1,0 +1,805 @@
+//! The CSA network protocol (shogi-server / floodgate), played through a USI engine.
+//!
+//! One game: connect, `LOGIN` (the password field is `GAMENAME,PASSWORD` when a
+//! game name is given), read `Game_Summary` (position, moves already played, time
+//! rules), `AGREE`, wait for `START`, then exchange moves. The server echoes every
+//! move with its time (`+7776FU,T12`); the client keeps both clocks from those
+//! echoes and stops its engine early enough never to lose on time while the rules
+//! allow a move (if the engine still does not answer, a legal move is sent anyway).
+//! Endings: `%TORYO` (engine resigns or is mated), `%KACHI` (engine declares), and
+//! every `#` line from the server, then `#WIN`/`#LOSE`/`#DRAW`/`#CENSORED`/`#CHUDAN`.
+//! While idle the client sends an empty line as keep-alive. After the game it sends
+//! `LOGOUT` and waits briefly for `LOGOUT:completed`, tolerating a closed socket.
+//! Each game leaves a transcript (`*.log`, password masked) and a CSA record.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use rsshogi::board::Position;
+use thiserror::Error;
+
+use super::clock::{Clock, Limit, TimeControl};
+use super::csa_record::{to_csa, write_atomic};
+use super::game::{EndReason, GameRecord, Opening, PlayedMove, legal_move, side_index};
+use super::spec::EngineSpec;
+use super::usi_engine::{BestMove, UsiEngine, UsiError};
+
+/// Errors of a CSA session.
+#[derive(Debug, Error)]
+pub enum CsaError {
+    #[error("cannot connect to {addr}: {source}")]
+    Connect {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error("connection to the server lost while {0}")]
+    Disconnected(String),
+    #[error("login refused: {0}")]
+    Login(String),
+    #[error("game rejected: {0}")]
+    Rejected(String),
+    #[error("bad Game_Summary line {line:?}: {what}")]
+    Summary { line: String, what: String },
+    #[error("server sent {line:?} which does not fit the game: {what}")]
+    Protocol { line: String, what: String },
+    #[error("engine: {0}")]
+    Engine(#[from] UsiError),
+    #[error("writing {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Settings of a CSA session.
+#[derive(Debug, Clone)]
+pub struct CsaOptions {
+    pub host: String,
+    pub port: u16,
+    pub user: String,
+    pub password: String,
+    /// Game name (e.g. `floodgate-300-10F`), put before the password.
+    pub game: Option<String>,
+    pub games: usize,
+    pub engine: EngineSpec,
+    pub niwatori_exe: PathBuf,
+    /// Where transcripts and records go.
+    pub out_dir: PathBuf,
+    /// Time kept in reserve for network latency, per move.
+    pub margin_ms: u64,
+    /// Seconds of silence after which an empty keep-alive line is sent.
+    pub keepalive_secs: u64,
+    /// Send the engine's score and PV with each move (`,'* score pv`), as floodgate allows.
+    pub send_pv: bool,
+    /// How often to retry connecting before giving up.
+    pub connect_retries: u32,
+}
+
+/// How one game ended, from our side.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CsaGameOutcome {
+    pub game_id: String,
+    /// 0 when we played Black (sente).
+    pub our_side: usize,
+    /// `#WIN`, `#LOSE`, `#DRAW`, `#CENSORED` or `#CHUDAN`.
+    pub result: String,
+    /// The `#` lines before the result, e.g. `#RESIGN`.
+    pub reasons: Vec<String>,
+    pub plies: usize,
+    pub record: PathBuf,
+    pub transcript: PathBuf,
+    /// Moves sent without the engine's answer (the engine hung or died).
+    pub fallback_moves: usize,
+}
+
+/// The parts of a Game_Summary the client uses.
+#[derive(Debug, Clone, Default)]
+pub struct GameSummary {
+    pub game_id: String,
+    pub names: [String; 2],
+    pub our_side: usize,
+    pub unit_ms: u64,
+    pub tc: TimeControl,
+    pub least_time_ms: u64,
+    pub max_moves: Option<u32>,
+    /// The CSA position block (P lines, side, and moves already played with times).
+    pub position_lines: Vec<String>,
+}
+
+fn unit_ms(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let digits: String = s.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let n: u64 = if digits.is_empty() {
+        1
+    } else {
+        digits.parse().ok()?
+    };
+    let mult = match &s[digits.len()..] {
+        "sec" => 1000,
+        "min" => 60_000,
+        "msec" => 1,
+        _ => return None,
+    };
+    Some(n * mult)
+}
+
+impl GameSummary {
+    /// Parses the lines between `BEGIN Game_Summary` and `END Game_Summary`.
+    pub fn parse(lines: &[String]) -> Result<GameSummary, CsaError> {
+        let mut s = GameSummary {
+            unit_ms: 1000,
+            ..Default::default()
+        };
+        let (mut total, mut byo, mut inc, mut least) = (0u64, 0u64, 0u64, 0u64);
+        let mut in_position = false;
+        let mut your_turn = None;
+        for line in lines {
+            let bad = |what: &str| CsaError::Summary {
+                line: line.clone(),
+                what: what.into(),
+            };
+            if line == "BEGIN Position" {
+                in_position = true;
+                continue;
+            }
+            if line == "END Position" {
+                in_position = false;
+                continue;
+            }
+            if in_position {
+                s.position_lines.push(line.clone());
+                continue;
+            }
+            let Some((key, value)) = line.split_once(':') else {
+                continue;
+            };
+            let num = || value.trim().parse::<u64>().map_err(|_| bad("not a number"));
+            match key {
+                "Game_ID" => s.game_id = value.to_string(),
+                "Name+" => s.names[0] = value.to_string(),
+                "Name-" => s.names[1] = value.to_string(),
+                "Your_Turn" => your_turn = Some(value.trim().to_string()),
+                "Time_Unit" => {
+                    s.unit_ms = unit_ms(value).ok_or_else(|| bad("unknown time unit"))?
+                }
+                "Total_Time" => total = num()?,
+                "Byoyomi" => byo = num()?,
+                "Increment" => inc = num()?,
+                "Least_Time_Per_Move" => least = num()?,
+                "Max_Moves" => s.max_moves = Some(num()? as u32),
+                _ => {}
+            }
+        }
+        s.our_side = match your_turn.as_deref() {
+            Some("+") => 0,
+            Some("-") => 1,
+            other => {
+                return Err(CsaError::Summary {
+                    line: format!("Your_Turn:{}", other.unwrap_or("")),
+                    what: "expected + or -".into(),
+                });
+            }
+        };
+        s.tc = TimeControl {
+            total_ms: total * s.unit_ms,
+            byoyomi_ms: byo * s.unit_ms,
+            increment_ms: inc * s.unit_ms,
+        };
+        s.least_time_ms = least * s.unit_ms;
+        Ok(s)
+    }
+}
+
+/// Text connection with a reader thread, a transcript and keep-alive bookkeeping.
+struct Connection {
+    stream: TcpStream,
+    lines: Receiver<(Instant, String)>,
+    transcript: std::fs::File,
+    transcript_path: PathBuf,
+    started: Instant,
+    last_sent: Instant,
+    mask: Option<String>,
+}
+
+impl Connection {
+    fn open(opts: &CsaOptions, transcript_path: PathBuf) -> Result<Connection, CsaError> {
+        let addr = format!("{}:{}", opts.host, opts.port);
+        let mut attempt = 0;
+        let stream = loop {
+            match TcpStream::connect(&addr) {
+                Ok(s) => break s,
+                Err(e) if attempt >= opts.connect_retries => {
+                    return Err(CsaError::Connect { addr, source: e });
+                }
+                Err(e) => {
+                    attempt += 1;
+                    let wait = Duration::from_secs(1u64 << attempt.min(5));
+                    eprintln!(
+                        "cannot connect to {addr} ({e}); retry {attempt} in {} s",
+                        wait.as_secs()
+                    );
+                    std::thread::sleep(wait);
+                }
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let reader = stream.try_clone().map_err(|e| CsaError::Connect {
+            addr: addr.clone(),
+            source: e,
+        })?;
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(reader).lines() {
+                let Ok(line) = line else { break };
+                if tx
+                    .send((Instant::now(), line.trim_end_matches('\r').to_string()))
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        });
+        let transcript =
+            std::fs::File::create(&transcript_path).map_err(|source| CsaError::Io {
+                path: transcript_path.clone(),
+                source,
+            })?;
+        let now = Instant::now();
+        Ok(Connection {
+            stream,
+            lines,
+            transcript,
+            transcript_path,
+            started: now,
+            last_sent: now,
+            mask: None,
+        })
+    }
+
+    fn log(&mut self, dir: &str, line: &str) {
+        let mut shown = line.to_string();
+        if let Some(m) = &self.mask
+            && !m.is_empty()
+        {
+            shown = shown.replace(m.as_str(), "*****");
+        }
+        let _ = writeln!(
+            self.transcript,
+            "{:10.3} {dir} {shown}",
+            self.started.elapsed().as_secs_f64()
+        );
+    }
+
+    fn send(&mut self, line: &str) -> Result<(), CsaError> {
+        self.log(">", line);
+        self.last_sent = Instant::now();
+        let ok = self
+            .stream
+            .write_all(format!("{line}\n").as_bytes())
+            .and_then(|_| self.stream.flush());
+        ok.map_err(|_| {
+            CsaError::Disconnected(format!(
+                "sending {:?}",
+                if self.mask.is_some() && line.starts_with("LOGIN") {
+                    "LOGIN"
+                } else {
+                    line
+                }
+            ))
+        })
+    }
+
+    /// The next non-empty line; keep-alive lines are sent while waiting. `None` at `deadline`.
+    fn recv(
+        &mut self,
+        keepalive: Duration,
+        deadline: Option<Instant>,
+        doing: &str,
+    ) -> Result<Option<(Instant, String)>, CsaError> {
+        loop {
+            let mut wait = keepalive
+                .saturating_sub(self.last_sent.elapsed())
+                .max(Duration::from_millis(1));
+            if let Some(d) = deadline {
+                wait = wait.min(d.saturating_duration_since(Instant::now()));
+            }
+            match self.lines.recv_timeout(wait) {
+                Ok((t, line)) => {
+                    if line.is_empty() {
+                        continue; // the server's keep-alive
+                    }
+                    self.log("<", &line);
+                    return Ok(Some((t, line)));
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        return Ok(None);
+                    }
+                    if self.last_sent.elapsed() >= keepalive {
+                        self.send("")?;
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.log("!", "connection closed");
+                    return Err(CsaError::Disconnected(doing.to_string()));
+                }
+            }
+        }
+    }
+}
+
+/// Parses `+7776FU,T12` into the move text and the time in units.
+fn split_echo(line: &str) -> (&str, Option<u64>) {
+    let mut parts = line.split(',');
+    let mv = parts.next().unwrap_or("");
+    let t = parts
+        .find_map(|p| p.strip_prefix('T'))
+        .and_then(|t| t.trim().parse().ok());
+    (mv, t)
+}
+
+/// Replays the Game_Summary position block: the opening and the times already used.
+fn summary_position(s: &GameSummary) -> Result<(Opening, Position, [u64; 2]), CsaError> {
+    let mut text = String::from("V2.2\n");
+    let mut used = [0u64; 2];
+    let mut moves_text = Vec::new();
+    for line in &s.position_lines {
+        let (mv, t) = split_echo(line);
+        if (mv.starts_with('+') || mv.starts_with('-')) && mv.len() >= 7 {
+            moves_text.push(mv.to_string());
+            used[if mv.starts_with('+') { 0 } else { 1 }] += t.unwrap_or(0) * s.unit_ms;
+        }
+        text.push_str(mv);
+        text.push('\n');
+    }
+    let bad = |what: String| CsaError::Summary {
+        line: "BEGIN Position … END Position".into(),
+        what,
+    };
+    let record =
+        rsshogi::records::formats::csa::parse_csa_str(&text).map_err(|e| bad(e.to_string()))?;
+    let start_sfen = record.init_position_sfen().to_string();
+    let moves: Vec<String> = record.main_moves().map(|m| m.mv().to_usi()).collect();
+    if moves.len() != moves_text.len() {
+        return Err(bad(format!(
+            "{} moves listed but {} could be replayed",
+            moves_text.len(),
+            moves.len()
+        )));
+    }
+    let opening = Opening {
+        start_sfen,
+        moves,
+        source: format!("Game_Summary of {}", s.game_id),
+    };
+    let mut pos = opening.position().map_err(|e| bad(e.to_string()))?;
+    pos.set_entering_king_rule(rsshogi::types::EnteringKingRule::Point27);
+    Ok((opening, pos, used))
+}
+
+/// A legal move to send when the engine gave none in time.
+fn fallback_move(pos: &Position) -> Option<String> {
+    let mut list = rsshogi::board::Move32List::new();
+    rsshogi::board::generate_legal_all_move32(pos, &mut list);
+    list.iter().next().and_then(|m| m.to_csa())
+}
+
+/// Plays `opts.games` games, one connection each.
+pub fn run_csa(opts: &CsaOptions) -> Result<Vec<CsaGameOutcome>, CsaError> {
+    std::fs::create_dir_all(&opts.out_dir).map_err(|source| CsaError::Io {
+        path: opts.out_dir.clone(),
+        source,
+    })?;
+    let mut engine: Option<UsiEngine> = None;
+    let mut outcomes = Vec::new();
+    for n in 0..opts.games {
+        let outcome = play_one(opts, n, &mut engine)?;
+        eprintln!(
+            "game {} as {}: {} {} ({} plies) -> {}",
+            outcome.game_id,
+            if outcome.our_side == 0 {
+                "Black"
+            } else {
+                "White"
+            },
+            outcome.reasons.join(" "),
+            outcome.result,
+            outcome.plies,
+            outcome.record.display()
+        );
+        outcomes.push(outcome);
+    }
+    if let Some(e) = engine {
+        e.quit();
+    }
+    Ok(outcomes)
+}
+
+fn play_one(
+    opts: &CsaOptions,
+    n: usize,
+    engine: &mut Option<UsiEngine>,
+) -> Result<CsaGameOutcome, CsaError> {
+    let unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let session_path = opts.out_dir.join(format!("session-{unix}-{n}.log"));
+    let mut conn = Connection::open(opts, session_path)?;
+    let keepalive = Duration::from_secs(opts.keepalive_secs.max(1));
+    let password = match &opts.game {
+        Some(g) => format!("{g},{}", opts.password),
+        None => opts.password.clone(),
+    };
+    conn.mask = Some(opts.password.clone());
+    conn.send(&format!("LOGIN {} {password}", opts.user))?;
+    let login = conn
+        .recv(keepalive, None, "waiting for LOGIN reply")?
+        .map(|x| x.1)
+        .unwrap_or_default();
+    if login != format!("LOGIN:{} OK", opts.user) {
+        return Err(CsaError::Login(login));
+    }
+    // Game_Summary
+    let mut summary_lines = Vec::new();
+    loop {
+        let (_, line) = conn
+            .recv(keepalive, None, "waiting for Game_Summary")?
+            .expect("no deadline");
+        if line == "BEGIN Game_Summary" {
+            continue;
+        }
+        if line == "END Game_Summary" {
+            break;
+        }
+        summary_lines.push(line);
+    }
+    let summary = GameSummary::parse(&summary_lines)?;
+    let (opening, mut pos, used) = summary_position(&summary)?;
+    let mut clock = Clock::new(summary.tc);
+    for (side, u) in used.iter().enumerate() {
+        clock.set_remaining_ms(side, summary.tc.total_ms.saturating_sub(*u));
+    }
+    if engine.is_none() {
+        *engine = Some(UsiEngine::start(&opts.engine, &opts.niwatori_exe)?);
+    }
+    conn.send(&format!("AGREE {}", summary.game_id))?;
+    let (_, start) = conn
+        .recv(keepalive, None, "waiting for START")?
+        .expect("no deadline");
+    if !start.starts_with("START") {
+        let _ = conn.send("LOGOUT");
+        return Err(CsaError::Rejected(start));
+    }
+    let us = summary.our_side;
+    let mut record = GameRecord {
+        black: summary.names[0].clone(),
+        white: summary.names[1].clone(),
+        opening: opening.clone(),
+        moves: Vec::new(),
+        winner: None,
+        side_to_move_at_end: side_index(pos.turn()),
+        reason: EndReason::Server(String::new()),
+        limit: Limit::Time(summary.tc),
+        started_unix: unix,
+    };
+    let mut new_game_done = false;
+    let mut fallback_moves = 0;
+    let mut reasons = Vec::new();
+    let mut pending: Option<PlayedMove> = None; // our move awaiting the echo
+    let mut ended_by_us = false; // sent %TORYO or %KACHI; only # lines follow
+    let mut turn_started = Instant::now();
+    let result = 'game: loop {
+        let side = side_index(pos.turn());
+        if side == us && pending.is_none() && !ended_by_us {
+            if !new_game_done {
+                if let Some(e) = engine.as_mut()
+                    && e.new_game().is_err()
+                {
+                    *engine = None; // think() starts a fresh one
+                }
+                new_game_done = true;
+            }
+            let (line, played) = think(
+                opts,
+                engine,
+                &pos,
+                &opening,
+                &record.moves,
+                &clock,
+                us,
+                turn_started,
+                &mut fallback_moves,
+            )?;
+            conn.send(&line)?;
+            ended_by_us = line.starts_with('%');
+            pending = played;
+        }
+        let Some((t, line)) = conn.recv(keepalive, None, "playing")? else {
+            continue;
+        };
+        if line.starts_with("##") {
+            continue; // shogi-server extensions (##[CHAT] …)
+        }
+        if let Some(r) = line.strip_prefix('#') {
+            let r = format!("#{r}");
+            if matches!(
+                r.as_str(),
+                "#WIN" | "#LOSE" | "#DRAW" | "#CENSORED" | "#CHUDAN"
+            ) {
+                break 'game r;
+            }
+            reasons.push(r);
+            continue;
+        }
+        if line.starts_with('%') {
+            continue; // %TORYO / %KACHI echoes; the # lines follow
+        }
+        let (mv, time) = split_echo(&line);
+        if !(mv.starts_with('+') || mv.starts_with('-')) || mv.len() < 7 {
+            continue; // comments and unknown lines are ignored
+        }
+        let mover = if mv.starts_with('+') { 0 } else { 1 };
+        let proto = |what: &str| CsaError::Protocol {
+            line: line.clone(),
+            what: what.into(),
+        };
+        if mover != side {
+            return Err(proto("move by the side not to move"));
+        }
+        let m32 = pos.move_from_csa(mv);
+        let usi = m32.to_usi();
+        let Some(legal) = legal_move(&pos, &usi) else {
+            return Err(proto("not a legal move"));
+        };
+        let used_ms = time.unwrap_or(0) * summary.unit_ms;
+        let _ = clock.consume(mover, used_ms.max(summary.least_time_ms), u64::MAX / 4);
+        let mut played = PlayedMove {
+            usi: usi.clone(),
+            elapsed_ms: used_ms,
+            score: None,
+            pv: Vec::new(),
+            depth: None,
+            nodes: None,
+        };
+        if mover == us {
+            match pending.take() {
+                Some(p) if p.usi == usi => {
+                    played.score = p.score;
+                    played.pv = p.pv;
+                    played.depth = p.depth;
+                    played.nodes = p.nodes;
+                }
+                _ => return Err(proto("echo of a move we did not send")),
+            }
+        }
+        pos.apply_move32(legal);
+        record.moves.push(played);
+        turn_started = t;
+    };
+    // Ending
+    record.side_to_move_at_end = side_index(pos.turn());
+    record.winner = match result.as_str() {
+        "#WIN" => Some(us),
+        "#LOSE" => Some(1 - us),
+        _ => None,
+    };
+    let stm = side_index(pos.turn());
+    record.reason = match reasons.first().map(String::as_str) {
+        Some("#RESIGN") => EndReason::Resign,
+        Some("#TIME_UP") => EndReason::TimeLoss("server: #TIME_UP".into()),
+        Some("#ILLEGAL_MOVE") => EndReason::IllegalMove("(server: #ILLEGAL_MOVE)".into()),
+        Some("#SENNICHITE") => EndReason::Repetition,
+        Some("#OUTE_SENNICHITE") => EndReason::PerpetualCheck,
+        Some("#JISHOGI") if record.winner == Some(stm) => EndReason::Declaration,
+        Some("#JISHOGI") if record.winner.is_some() => EndReason::IllegalDeclaration,
+        Some("#MAX_MOVES") => EndReason::MaxMoves,
+        _ => EndReason::Server(format!("{} {result}", reasons.join(" "))),
+    };
+    if let Some(e) = engine.as_mut() {
+        let word = match record.winner {
+            Some(w) if w == us => "win",
+            Some(_) => "lose",
+            None => "draw",
+        };
+        if e.game_over(word).is_err() {
+            *engine = None;
+        }
+    }
+    let safe_id: String = summary
+        .game_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_+.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let record_path = opts.out_dir.join(format!(
+        "{}.csa",
+        if safe_id.is_empty() {
+            format!("game-{unix}-{n}")
+        } else {
+            safe_id.clone()
+        }
+    ));
+    let text = to_csa(&record).map_err(|e| CsaError::Protocol {
+        line: String::new(),
+        what: e.to_string(),
+    })?;
+    let text = text.replacen(
+        "$EVENT:niwatori match",
+        &format!("$EVENT:{}", summary.game_id),
+        1,
+    );
+    write_atomic(&record_path, &text).map_err(|source| CsaError::Io {
+        path: record_path.clone(),
+        source,
+    })?;
+    // LOGOUT; a server that already closed the connection is fine.
+    if conn.send("LOGOUT").is_ok() {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while let Ok(Some((_, line))) = conn.recv(keepalive, Some(deadline), "logging out") {
+            if line.starts_with("LOGOUT:") {
+                break;
+            }
+        }
+    }
+    let _ = conn.stream.shutdown(std::net::Shutdown::Both);
+    let transcript = conn.transcript_path.clone();
+    let final_transcript = opts.out_dir.join(format!(
+        "{}.log",
+        if safe_id.is_empty() {
+            format!("session-{unix}-{n}")
+        } else {
+            safe_id
+        }
+    ));
+    let transcript = if std::fs::rename(&transcript, &final_transcript).is_ok() {
+        final_transcript
+    } else {
+        transcript
+    };
+    Ok(CsaGameOutcome {
+        game_id: summary.game_id,
+        our_side: us,
+        result,
+        reasons,
+        plies: opening.moves.len() + record.moves.len(),
+        record: record_path,
+        transcript,
+        fallback_moves,
+    })
+}
+
+/// Asks the engine for a move; returns the line to send and the move as played.
+#[allow(clippy::too_many_arguments)]
+fn think(
+    opts: &CsaOptions,
+    engine: &mut Option<UsiEngine>,
+    pos: &Position,
+    opening: &Opening,
+    moves: &[PlayedMove],
+    clock: &Clock,
+    us: usize,
+    turn_started: Instant,
+    fallback_moves: &mut usize,
+) -> Result<(String, Option<PlayedMove>), CsaError> {
+    if pos.is_mated() {
+        return Ok(("%TORYO".into(), None));
+    }
+    // The increment is not counted on: servers differ on when they add it.
+    let budget = clock.remaining_ms(us) + clock.tc.byoyomi_ms;
+    let think_ms = budget.saturating_sub(opts.margin_ms).max(budget / 2);
+    let already = turn_started.elapsed().as_millis() as u64;
+    let left = think_ms.saturating_sub(already);
+    let own_main = clock.remaining_ms(us).min(left);
+    let mut shown = clock.clone();
+    shown.set_remaining_ms(us, own_main);
+    // Always the byoyomi form: the engine is told only what is safe to use
+    // (an increment is left out, so the engine cannot plan on it).
+    let [b, w] = [shown.remaining_ms(0), shown.remaining_ms(1)];
+    let go = format!("go btime {b} wtime {w} byoyomi {}", left - own_main);
+    let all: Vec<&str> = opening
+        .moves
+        .iter()
+        .map(String::as_str)
+        .chain(moves.iter().map(|m| m.usi.as_str()))
+        .collect();
+    let mut position = format!("position sfen {}", opening.start_sfen);
+    if !all.is_empty() {
+        position.push_str(" moves ");
+        position.push_str(&all.join(" "));
+    }
+    if engine.is_none() {
+        // Restarted after a crash or hang; it counts against this move's time.
+        let mut e = UsiEngine::start(&opts.engine, &opts.niwatori_exe)?;
+        e.new_game()?;
+        *engine = Some(e);
+    }
+    let e = engine.as_mut().expect("engine started just above");
+    let grace = Duration::from_millis((budget.saturating_sub(think_ms) / 2).max(1));
+    let result = e.search(&position, &go, Some(Duration::from_millis(left)), grace);
+    let r = match result {
+        Ok(r) => r,
+        Err(err) => {
+            // The move goes out first; the engine is restarted on the next turn.
+            eprintln!("warning: {err}; sending a legal move instead");
+            *engine = None;
+            *fallback_moves += 1;
+            let mv = fallback_move(pos).expect("not mated, so a legal move exists");
+            let usi = pos.move_from_csa(&mv).to_usi();
+            return Ok((
+                mv,
+                Some(PlayedMove {
+                    usi,
+                    elapsed_ms: 0,
+                    score: None,
+                    pv: Vec::new(),
+                    depth: None,
+                    nodes: None,
+                }),
+            ));
+        }
+    };
+    let usi = match r.bestmove {
+        BestMove::Resign => return Ok(("%TORYO".into(), None)),
+        BestMove::Win => return Ok(("%KACHI".into(), None)),
+        BestMove::Move(m) => m,
+    };
+    let Some(mv) = legal_move(pos, &usi) else {
+        // Never forfeit by the engine's illegal move: send a legal one instead.
+        eprintln!("warning: engine move {usi} is illegal here; sending a legal move instead");
+        *fallback_moves += 1;
+        let mv = fallback_move(pos).expect("not mated, so a legal move exists");
+        let usi = pos.move_from_csa(&mv).to_usi();
+        return Ok((
+            mv,
+            Some(PlayedMove {
+                usi,
+                elapsed_ms: 0,
+                score: None,
+                pv: Vec::new(),
+                depth: None,
+                nodes: None,
+            }),
+        ));
+    };
+    let csa = mv.to_csa().expect("legal moves have CSA names");
+    let score = r.info.score.map(|s| s.to_cp());
+    let mut line = csa.clone();
+    if opts.send_pv
+        && let Some(sc) = score
+    {
+        let black_view = if us == 0 { sc } else { -sc };
+        let mut p = pos.clone();
+        p.apply_move32(mv);
+        let after: &[String] = match r.info.pv.split_first() {
+            Some((first, rest)) if *first == usi => rest,
+            _ => &[],
+        };
+        let mut pv = Vec::new();
+        for u in after.iter().take(16) {
+            let Some(m) = legal_move(&p, u) else { break };
+            pv.extend(m.to_csa());
+            p.apply_move32(m);
+        }
+        line = format!("{csa},'* {black_view} {}", pv.join(" "));
+        line = line.trim_end().to_string();
+    }
+    Ok((
+        line,
+        Some(PlayedMove {
+            usi,
+            elapsed_ms: 0,
+            score,
+            pv: r.info.pv,
+            depth: r.info.depth,
+            nodes: r.info.nodes,
+        }),
+    ))
+}
