@@ -20,5 +20,6 @@ pub mod opening;
 pub mod perft;
 pub mod records;
 pub mod search;
+pub mod train;
 pub mod tt;
 pub mod usi;

@@ -44,6 +44,12 @@ enum Command {
     },
     /// Turn game records into libsvm training rows (every sibling of every position).
     Extract(niwatori::extract::ExtractArgs),
+    /// Fit evaluation weights (L2-loss SVR, LIBLINEAR -s 11) from libsvm feature files.
+    Train(niwatori::train::cli::TrainArgs),
+    /// Compare our linear SVR with a Gaussian-kernel SVR on a small sample.
+    Diagnose(niwatori::train::diagnose::DiagnoseArgs),
+    /// Time and peak memory of `train` against liblinear-train on one file.
+    TrainBench(niwatori::train::bench::BenchArgs),
 }
 
 fn main() -> Result<()> {
@@ -62,7 +68,6 @@ fn main() -> Result<()> {
                 nodes as f64 / secs.max(1e-9)
             );
         }
-        Some(Command::Extract(args)) => niwatori::extract::run(args)?,
         Some(Command::Bench {
             depth,
             movetime,
@@ -89,6 +94,10 @@ fn main() -> Result<()> {
             println!("Total time (ms) : {:.0}", report.seconds * 1000.0);
             println!("Nodes/second    : {:.0}", report.nps());
         }
+        Some(Command::Extract(args)) => niwatori::extract::run(args)?,
+        Some(Command::Train(args)) => niwatori::train::cli::run(args)?,
+        Some(Command::Diagnose(args)) => niwatori::train::diagnose::run(args)?,
+        Some(Command::TrainBench(args)) => niwatori::train::bench::run(args)?,
         Some(Command::Usi) | None => niwatori::usi::run(),
     }
     Ok(())

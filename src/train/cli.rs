@@ -1,0 +1,72 @@
+//! Command-line front-end of `niwatori train`.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use linfa::ParamGuard;
+
+use super::params::SvrParams;
+use super::{TrainOptions, train_files_with};
+
+/// Arguments of `niwatori train` (options as LIBLINEAR's `-s 11`).
+#[derive(Args, Debug, Clone)]
+#[command(allow_negative_numbers = true)]
+pub struct TrainArgs {
+    /// libsvm files, or directories of *.svm files (searched recursively).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Model file to write (LIBLINEAR format); metadata goes to MODEL.json.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Cost C of the loss.
+    #[arg(short = 'c', default_value_t = 1.0)]
+    pub c: f64,
+    /// Epsilon p of the epsilon-insensitive loss.
+    #[arg(short = 'p', default_value_t = 0.1)]
+    pub p: f64,
+    /// Stop when |grad f(w)| <= e * |grad f(0)|.
+    #[arg(short = 'e', default_value_t = 1e-4)]
+    pub e: f64,
+    /// Bias B: add a constant feature B to every row (negative: none).
+    #[arg(short = 'B', default_value_t = -1.0)]
+    pub bias: f64,
+    /// Write MODEL.ckpt after every Newton iteration and resume from it.
+    #[arg(long)]
+    pub checkpoint: bool,
+    /// Maximum Newton iterations.
+    #[arg(long, default_value_t = 1000)]
+    pub max_iter: usize,
+    /// No progress output (the final objective is still printed).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// `niwatori train`.
+pub fn run(args: TrainArgs) -> Result<()> {
+    let params = SvrParams::default()
+        .c(args.c)
+        .p(args.p)
+        .eps(args.e)
+        .bias(args.bias)
+        .max_iter(args.max_iter)
+        .check()?;
+    let opts = TrainOptions {
+        progress: !args.quiet,
+        checkpoint: args.checkpoint,
+    };
+    let s = train_files_with(&args.paths, &params, &args.out, &opts)
+        .with_context(|| format!("training {}", args.out.display()))?;
+    println!("Objective value = {:.10e}", s.objective);
+    println!(
+        "{} rows, {} non-zeros, {:.1} MB in memory; load {:.2} s, train {:.2} s, {} iterations{}",
+        s.rows,
+        s.nonzeros,
+        s.bytes as f64 / 1e6,
+        s.load_seconds,
+        s.train_seconds,
+        s.iterations,
+        if s.converged { "" } else { " (not converged)" }
+    );
+    Ok(())
+}

@@ -1,0 +1,464 @@
+//! Reader for libsvm text files (`label idx:val idx:val ...`, one row a line).
+//!
+//! The reader is strict, as training on silently damaged data is worse than
+//! not training: every line must have a finite label and `index:value` pairs
+//! with 1-based, strictly ascending indices and finite values, and the file
+//! must end with a newline (a missing one means the writer was cut off).
+//! Every error names the file and the 1-based line.
+//!
+//! Files are read in blocks cut at line ends, so a file larger than memory
+//! can be parsed piece by piece; pieces are parsed in parallel by
+//! [`crate::train::dataset`].
+//!
+//! ```
+//! use niwatori::train::libsvm::{parse_block, Rows};
+//! let mut rows = Rows::default();
+//! parse_block(b"0.5 1:1 3:2\n-1 2:7\n", &mut rows).unwrap();
+//! assert_eq!(rows.labels, vec![0.5, -1.0]);
+//! assert_eq!(rows.indices, vec![1, 3, 2]);
+//! assert_eq!(rows.row_lengths, vec![2, 1]);
+//! ```
+
+use std::fmt;
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+/// What was wrong with a line.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum LineError {
+    #[error("empty line (every line must hold a label)")]
+    EmptyLine,
+    #[error("label {0:?} is not a finite number")]
+    BadLabel(String),
+    #[error("{0:?} is not of the form index:value")]
+    BadPair(String),
+    #[error("index {0:?} is not an integer in 1..=4294967295")]
+    BadIndex(String),
+    #[error("index 0 (indices are 1-based)")]
+    ZeroIndex,
+    #[error("index {index} after {previous}: indices must be strictly ascending")]
+    Unsorted { previous: u32, index: u32 },
+    #[error("value {0:?} is not a finite number")]
+    BadValue(String),
+    #[error("truncated last line (no newline at the end of the file)")]
+    Truncated,
+}
+
+/// An error reading a libsvm file.
+#[derive(Debug, Error)]
+pub enum LibsvmError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: {error}")]
+    Line {
+        path: PathBuf,
+        line: u64,
+        error: LineError,
+    },
+}
+
+/// Feature values in the narrowest exact representation seen so far.
+///
+/// Feature files hold small integers, stored as one byte each; other libsvm
+/// files fall back to `f32` when every value is exact in it, else to `f64`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Values {
+    U8(Vec<u8>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+impl Default for Values {
+    fn default() -> Self {
+        Values::U8(Vec::new())
+    }
+}
+
+impl Values {
+    pub fn len(&self) -> usize {
+        match self {
+            Values::U8(v) => v.len(),
+            Values::F32(v) => v.len(),
+            Values::F64(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes per value.
+    pub fn width(&self) -> usize {
+        match self {
+            Values::U8(_) => 1,
+            Values::F32(_) => 4,
+            Values::F64(_) => 8,
+        }
+    }
+
+    fn rank(&self) -> u8 {
+        match self {
+            Values::U8(_) => 0,
+            Values::F32(_) => 1,
+            Values::F64(_) => 2,
+        }
+    }
+
+    /// Widen in place so that values of `rank` fit.
+    fn widen_to(&mut self, rank: u8) {
+        if rank <= self.rank() {
+            return;
+        }
+        let old = std::mem::take(self);
+        *self = match (old, rank) {
+            (Values::U8(v), 1) => Values::F32(v.into_iter().map(f32::from).collect()),
+            (Values::U8(v), _) => Values::F64(v.into_iter().map(f64::from).collect()),
+            (Values::F32(v), _) => Values::F64(v.into_iter().map(f64::from).collect()),
+            (Values::F64(v), _) => Values::F64(v),
+        };
+    }
+
+    /// Append one value, widening when it does not fit exactly.
+    pub fn push(&mut self, x: f64) {
+        let rank =
+            if (0.0..=255.0).contains(&x) && x.fract() == 0.0 && x.to_bits() != (-0.0f64).to_bits()
+            {
+                0
+            } else if f64::from(x as f32) == x {
+                1
+            } else {
+                2
+            };
+        self.widen_to(rank);
+        match self {
+            Values::U8(v) => v.push(x as u8),
+            Values::F32(v) => v.push(x as f32),
+            Values::F64(v) => v.push(x),
+        }
+    }
+
+    /// Append all of `other`, widening as needed.
+    pub fn append(&mut self, other: Values) {
+        self.widen_to(other.rank());
+        match (self, other) {
+            (Values::U8(a), Values::U8(b)) => a.extend_from_slice(&b),
+            (Values::F32(a), Values::U8(b)) => a.extend(b.into_iter().map(f32::from)),
+            (Values::F32(a), Values::F32(b)) => a.extend_from_slice(&b),
+            (Values::F64(a), Values::U8(b)) => a.extend(b.into_iter().map(f64::from)),
+            (Values::F64(a), Values::F32(b)) => a.extend(b.into_iter().map(f64::from)),
+            (Values::F64(a), Values::F64(b)) => a.extend_from_slice(&b),
+            _ => unreachable!("widen_to made self at least as wide as other"),
+        }
+    }
+
+    /// Value `k` as `f64`.
+    pub fn get(&self, k: usize) -> f64 {
+        match self {
+            Values::U8(v) => f64::from(v[k]),
+            Values::F32(v) => f64::from(v[k]),
+            Values::F64(v) => v[k],
+        }
+    }
+}
+
+/// Rows parsed from one block of text.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Rows {
+    pub labels: Vec<f64>,
+    pub row_lengths: Vec<u32>,
+    pub indices: Vec<u32>,
+    pub values: Values,
+    /// Largest feature index seen (0 if none).
+    pub max_index: u32,
+}
+
+impl Rows {
+    pub fn len(&self) -> usize {
+        self.labels.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.labels.is_empty()
+    }
+
+    /// Append `other` after these rows.
+    pub fn append(&mut self, other: Rows) {
+        self.labels.extend_from_slice(&other.labels);
+        self.row_lengths.extend_from_slice(&other.row_lengths);
+        self.indices.extend_from_slice(&other.indices);
+        self.values.append(other.values);
+        self.max_index = self.max_index.max(other.max_index);
+    }
+}
+
+/// An error at a line counted from the start of the block (1-based).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockError {
+    pub line: u64,
+    pub error: LineError,
+}
+
+impl fmt::Display for BlockError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.error)
+    }
+}
+
+/// Parse a block of complete lines (each ending in `\n`) and append to `rows`.
+///
+/// On error, rows parsed before the bad line stay in `rows`; the line number
+/// is counted from the start of the block.
+pub fn parse_block(block: &[u8], rows: &mut Rows) -> Result<(), BlockError> {
+    let mut line_no = 0u64;
+    let mut rest = block;
+    while !rest.is_empty() {
+        line_no += 1;
+        let Some(end) = rest.iter().position(|&b| b == b'\n') else {
+            return Err(BlockError {
+                line: line_no,
+                error: LineError::Truncated,
+            });
+        };
+        let line = &rest[..end];
+        rest = &rest[end + 1..];
+        parse_line(line, rows).map_err(|error| BlockError {
+            line: line_no,
+            error,
+        })?;
+    }
+    Ok(())
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn parse_f64(tok: &[u8]) -> Option<f64> {
+    let s = std::str::from_utf8(tok).ok()?;
+    let x: f64 = s.parse().ok()?;
+    x.is_finite().then_some(x)
+}
+
+/// Small non-negative integers are the common case in feature files.
+fn parse_small_uint(tok: &[u8]) -> Option<u32> {
+    if tok.is_empty() || tok.len() > 9 {
+        return None;
+    }
+    let mut v = 0u32;
+    for &b in tok {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + u32::from(b - b'0');
+    }
+    Some(v)
+}
+
+fn parse_line(line: &[u8], rows: &mut Rows) -> Result<(), LineError> {
+    let mut tokens = line
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|t| !t.is_empty());
+    let Some(label) = tokens.next() else {
+        return Err(LineError::EmptyLine);
+    };
+    let label = parse_f64(label).ok_or_else(|| LineError::BadLabel(text(label)))?;
+    let start = rows.indices.len();
+    let mut previous = 0u32;
+    for tok in tokens {
+        let result = parse_pair(tok, previous);
+        let (index, value) = match result {
+            Ok(pair) => pair,
+            Err(e) => {
+                // Leave `rows` as it was before this line.
+                rows.indices.truncate(start);
+                truncate_values(&mut rows.values, start);
+                return Err(e);
+            }
+        };
+        rows.indices.push(index);
+        rows.values.push(value);
+        previous = index;
+    }
+    rows.max_index = rows.max_index.max(previous);
+    rows.labels.push(label);
+    rows.row_lengths.push((rows.indices.len() - start) as u32);
+    Ok(())
+}
+
+fn truncate_values(values: &mut Values, len: usize) {
+    match values {
+        Values::U8(v) => v.truncate(len),
+        Values::F32(v) => v.truncate(len),
+        Values::F64(v) => v.truncate(len),
+    }
+}
+
+fn parse_pair(tok: &[u8], previous: u32) -> Result<(u32, f64), LineError> {
+    let colon = tok
+        .iter()
+        .position(|&b| b == b':')
+        .ok_or_else(|| LineError::BadPair(text(tok)))?;
+    let (idx, val) = (&tok[..colon], &tok[colon + 1..]);
+    let index = match parse_small_uint(idx) {
+        Some(i) => i,
+        None => std::str::from_utf8(idx)
+            .ok()
+            .filter(|s| s.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|s| s.parse::<u32>().ok())
+            .ok_or_else(|| LineError::BadIndex(text(idx)))?,
+    };
+    if index == 0 {
+        return Err(LineError::ZeroIndex);
+    }
+    if index <= previous {
+        return Err(LineError::Unsorted { previous, index });
+    }
+    let value = match parse_small_uint(val) {
+        Some(v) => f64::from(v),
+        None => parse_f64(val).ok_or_else(|| LineError::BadValue(text(val)))?,
+    };
+    Ok((index, value))
+}
+
+/// Reads a file in blocks of whole lines, so that a file of any size can be
+/// parsed with bounded memory.
+pub struct BlockReader {
+    path: PathBuf,
+    file: File,
+    carry: Vec<u8>,
+    block_size: usize,
+    done: bool,
+}
+
+impl BlockReader {
+    pub fn open(path: &Path, block_size: usize) -> Result<Self, LibsvmError> {
+        let file = File::open(path).map_err(|source| LibsvmError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(BlockReader {
+            path: path.to_path_buf(),
+            file,
+            carry: Vec::new(),
+            block_size: block_size.max(1),
+            done: false,
+        })
+    }
+
+    /// The next block of whole lines; `Ok(None)` at the end of the file.
+    ///
+    /// A final line without a newline is returned as its own block, so the
+    /// parser reports it as truncated at the right line.
+    pub fn next_block(&mut self) -> Result<Option<Vec<u8>>, LibsvmError> {
+        if self.done {
+            return Ok(None);
+        }
+        let mut buf = std::mem::take(&mut self.carry);
+        loop {
+            let old = buf.len();
+            buf.resize(old + self.block_size, 0);
+            let n =
+                read_full(&mut self.file, &mut buf[old..]).map_err(|source| LibsvmError::Io {
+                    path: self.path.clone(),
+                    source,
+                })?;
+            buf.truncate(old + n);
+            if n == 0 {
+                self.done = true;
+                return Ok((!buf.is_empty()).then_some(buf));
+            }
+            if let Some(last_nl) = buf.iter().rposition(|&b| b == b'\n') {
+                self.carry = buf.split_off(last_nl + 1);
+                return Ok(Some(buf));
+            }
+            // A single line longer than the block: keep reading.
+        }
+    }
+}
+
+fn read_full(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match file.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// Parse a whole file (convenience for small files and tests).
+pub fn read_file(path: &Path) -> Result<Rows, LibsvmError> {
+    let mut reader = BlockReader::open(path, 1 << 24)?;
+    let mut rows = Rows::default();
+    let mut lines_before = 0u64;
+    while let Some(block) = reader.next_block()? {
+        let before = rows.len() as u64;
+        parse_block(&block, &mut rows).map_err(|e| LibsvmError::Line {
+            path: path.to_path_buf(),
+            line: lines_before + e.line,
+            error: e.error,
+        })?;
+        lines_before += rows.len() as u64 - before;
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> BlockError {
+        parse_block(text.as_bytes(), &mut Rows::default()).unwrap_err()
+    }
+
+    #[test]
+    fn values_widen_only_when_needed() {
+        let mut rows = Rows::default();
+        parse_block(b"1 1:1 2:10\n", &mut rows).unwrap();
+        assert!(matches!(rows.values, Values::U8(_)));
+        parse_block(b"1 1:0.5\n", &mut rows).unwrap();
+        assert!(matches!(rows.values, Values::F32(_)));
+        parse_block(b"1 1:0.1\n", &mut rows).unwrap();
+        assert_eq!(rows.values, Values::F64(vec![1.0, 10.0, 0.5, 0.1]));
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        assert_eq!(err("1 1:1\n\n").line, 2);
+        assert_eq!(
+            err("1 1:1\n2 3:1 2:1\n").error,
+            LineError::Unsorted {
+                previous: 3,
+                index: 2
+            }
+        );
+        assert_eq!(err("x 1:1\n").error, LineError::BadLabel("x".into()));
+        assert_eq!(err("1 0:1\n").error, LineError::ZeroIndex);
+        assert_eq!(err("1 a:1\n").error, LineError::BadIndex("a".into()));
+        assert_eq!(err("1 -3:1\n").error, LineError::BadIndex("-3".into()));
+        assert_eq!(err("1 2:z\n").error, LineError::BadValue("z".into()));
+        assert_eq!(err("1 2:nan\n").error, LineError::BadValue("nan".into()));
+        assert_eq!(err("1 2\n").error, LineError::BadPair("2".into()));
+        assert_eq!(err("1 1:1\n1 1:1").error, LineError::Truncated);
+        assert_eq!(err("1 1:1\n1 1:1").line, 2);
+    }
+
+    #[test]
+    fn a_failed_line_leaves_no_partial_row() {
+        let mut rows = Rows::default();
+        parse_block(b"1 1:1\n", &mut rows).unwrap();
+        let before = rows.clone();
+        parse_block(b"1 1:2 2:x\n", &mut rows).unwrap_err();
+        assert_eq!(rows, before);
+    }
+}

@@ -1,0 +1,277 @@
+//! Loading training data: libsvm files and directories of them, in a fixed
+//! order, into one [`Dataset`], with the feature scheme from `extract.json`.
+//!
+//! A directory stands for every `*.svm` file below it, recursively, in
+//! sorted path order. Files are read in blocks of whole lines and the blocks
+//! are parsed in parallel; a bad file is reported (file, line, what) and the
+//! other files are still checked, so one run lists every bad file, then the
+//! load fails: nothing is dropped silently.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use rayon::prelude::*;
+use thiserror::Error;
+
+use super::dataset::{Dataset, DatasetError};
+use super::libsvm::{BlockReader, LibsvmError, Rows, parse_block};
+use super::model::FeatureScheme;
+use super::progress::Progress;
+
+/// An error loading training data.
+#[derive(Debug, Error)]
+pub enum LoadError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: no *.svm files below this directory")]
+    NoFiles { path: PathBuf },
+    #[error("{path}: {message}")]
+    ExtractJson { path: PathBuf, message: String },
+    #[error("{count} bad file(s); first: {first}")]
+    BadFiles { count: usize, first: LibsvmError },
+    #[error("{path}: feature index {max_index} is beyond num_features {num_features}")]
+    IndexBeyondScheme {
+        path: PathBuf,
+        max_index: usize,
+        num_features: usize,
+    },
+    #[error(transparent)]
+    Dataset(#[from] DatasetError),
+}
+
+/// Loaded training data.
+pub struct Loaded {
+    pub data: Dataset,
+    pub files: Vec<PathBuf>,
+    pub features: Option<FeatureScheme>,
+    pub max_index: usize,
+    pub seconds: f64,
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LoadError + '_ {
+    move |source| LoadError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LoadError> {
+    for entry in fs::read_dir(dir).map_err(io(dir))? {
+        let entry = entry.map_err(io(dir))?;
+        let path = entry.path();
+        let kind = entry.file_type().map_err(io(&path))?;
+        if kind.is_dir() || (kind.is_symlink() && path.is_dir()) {
+            walk(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "svm") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Read the scheme from `dir/extract.json`, if that file exists.
+fn read_scheme(dir: &Path) -> Result<Option<FeatureScheme>, LoadError> {
+    let path = dir.join("extract.json");
+    if !path.exists() {
+        return Ok(None);
+    }
+    let text = fs::read_to_string(&path).map_err(io(&path))?;
+    let bad = |message: String| LoadError::ExtractJson {
+        path: path.clone(),
+        message,
+    };
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let scheme = v["scheme"]
+        .as_str()
+        .ok_or_else(|| bad("no string \"scheme\"".into()))?;
+    let scheme_version = v["scheme_version"]
+        .as_u64()
+        .ok_or_else(|| bad("no integer \"scheme_version\"".into()))?;
+    let num_features = v["num_features"]
+        .as_u64()
+        .ok_or_else(|| bad("no integer \"num_features\"".into()))? as usize;
+    let label_scale = v["label_scale"]
+        .as_f64()
+        .ok_or_else(|| bad("no number \"label_scale\"".into()))?;
+    Ok(Some(FeatureScheme {
+        scheme: scheme.to_string(),
+        scheme_version,
+        num_features,
+        label_scale,
+    }))
+}
+
+/// The `.svm` files that `paths` stand for, and the feature scheme their
+/// `extract.json` files agree on (`None` if there is none).
+pub fn collect(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, Option<FeatureScheme>), LoadError> {
+    let mut files = Vec::new();
+    let mut scheme: Option<(PathBuf, FeatureScheme)> = None;
+    for path in paths {
+        let meta = fs::metadata(path).map_err(io(path))?;
+        let dir = if meta.is_dir() {
+            let mut found = Vec::new();
+            walk(path, &mut found)?;
+            if found.is_empty() {
+                return Err(LoadError::NoFiles { path: path.clone() });
+            }
+            found.sort();
+            files.extend(found);
+            path.clone()
+        } else {
+            files.push(path.clone());
+            path.parent().map(Path::to_path_buf).unwrap_or_default()
+        };
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        };
+        if let Some(s) = read_scheme(&dir)? {
+            match &scheme {
+                Some((first, f)) if *f != s => {
+                    return Err(LoadError::ExtractJson {
+                        path: dir.join("extract.json"),
+                        message: format!(
+                            "scheme {s:?} differs from {f:?} in {}",
+                            first.join("extract.json").display()
+                        ),
+                    });
+                }
+                Some(_) => {}
+                None => scheme = Some((dir, s)),
+            }
+        }
+    }
+    Ok((files, scheme.map(|(_, s)| s)))
+}
+
+const BLOCK: usize = 4 << 20;
+const BATCH_BYTES: usize = 32 << 20;
+
+/// Load `paths` into one data set (bias `bias`, negative for none).
+pub fn load(paths: &[PathBuf], bias: f64, progress: bool) -> Result<Loaded, LoadError> {
+    let start = Instant::now();
+    let (files, features) = collect(paths)?;
+    let total: u64 = files
+        .iter()
+        .map(|f| fs::metadata(f).map(|m| m.len()).unwrap_or(0))
+        .sum();
+    let mut bar = Progress::new(progress, "loading", total, true);
+    let mut rows = Rows::default();
+    // Reserve address space for the most non-zeros the text can hold ("1:1 "
+    // is 4 bytes): untouched pages cost no memory, and growing by doubling
+    // would briefly need twice the final size. If refused, grow as usual.
+    let max_nnz = (total / 4) as usize;
+    let _ = rows.indices.try_reserve_exact(max_nnz);
+    if let super::libsvm::Values::U8(v) = &mut rows.values {
+        let _ = v.try_reserve_exact(max_nnz);
+    }
+    let _ = rows.labels.try_reserve_exact((total / 8) as usize);
+    let _ = rows.row_lengths.try_reserve_exact((total / 8) as usize);
+    let mut errors: Vec<LibsvmError> = Vec::new();
+    let mut file_rows = vec![0u64; files.len()];
+    let mut bad = vec![false; files.len()];
+    let mut next_file = 0;
+    let mut reader: Option<(usize, BlockReader)> = None;
+    loop {
+        // Gather a batch of blocks, in file order.
+        let mut batch: Vec<(usize, Vec<u8>)> = Vec::new();
+        let mut bytes = 0;
+        while bytes < BATCH_BYTES && batch.len() < 256 {
+            if reader.is_none() {
+                if next_file == files.len() {
+                    break;
+                }
+                match BlockReader::open(&files[next_file], BLOCK) {
+                    Ok(r) => reader = Some((next_file, r)),
+                    Err(e) => {
+                        bar.println(&format!("error: {e}"));
+                        errors.push(e);
+                        bad[next_file] = true;
+                    }
+                }
+                next_file += 1;
+                continue;
+            }
+            let (k, r) = reader.as_mut().expect("checked above");
+            match r.next_block() {
+                Ok(Some(block)) => {
+                    bytes += block.len();
+                    batch.push((*k, block));
+                }
+                Ok(None) => reader = None,
+                Err(e) => {
+                    bar.println(&format!("error: {e}"));
+                    errors.push(e);
+                    bad[*k] = true;
+                    reader = None;
+                }
+            }
+        }
+        if batch.is_empty() {
+            break;
+        }
+        let parsed: Vec<(usize, usize, Rows, Option<super::libsvm::BlockError>)> = batch
+            .into_par_iter()
+            .map(|(k, block)| {
+                let mut r = Rows::default();
+                let e = parse_block(&block, &mut r).err();
+                (k, block.len(), r, e)
+            })
+            .collect();
+        for (k, len, r, e) in parsed {
+            bar.inc(len as u64);
+            if bad[k] {
+                continue;
+            }
+            if let Some(e) = e {
+                let err = LibsvmError::Line {
+                    path: files[k].clone(),
+                    line: file_rows[k] + e.line,
+                    error: e.error,
+                };
+                bar.println(&format!("error: {err}"));
+                errors.push(err);
+                bad[k] = true;
+                continue;
+            }
+            file_rows[k] += r.len() as u64;
+            if errors.is_empty() {
+                rows.append(r);
+            }
+        }
+    }
+    bar.finish();
+    if !errors.is_empty() {
+        let count = errors.len();
+        return Err(LoadError::BadFiles {
+            count,
+            first: errors.swap_remove(0),
+        });
+    }
+    let max_index = rows.max_index as usize;
+    let min_features = match &features {
+        Some(f) if max_index > f.num_features => {
+            return Err(LoadError::IndexBeyondScheme {
+                path: paths[0].clone(),
+                max_index,
+                num_features: f.num_features,
+            });
+        }
+        Some(f) => f.num_features,
+        None => 0,
+    };
+    let data = Dataset::from_rows(rows, min_features, bias)?;
+    Ok(Loaded {
+        data,
+        files,
+        features,
+        max_index,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}

@@ -1,0 +1,280 @@
+//! `niwatori train`: fit evaluation weights by L2-regularised L2-loss SVR
+//! (LIBLINEAR `-s 11`) on the feature files of `niwatori extract`.
+//!
+//! ```text
+//! libsvm   strict reader, errors with file and line
+//! load     paths and directories → one Dataset, scheme from extract.json
+//! dataset  compact CSR (sprs, u32 indices, u8 values), parallel X·v, Xᵀ·u
+//! objective  what a second-order solver needs from a loss
+//! newton   Newton-CG with line search; knows only an Objective
+//! svr      the SVR loss: value, gradient, Hessian-vector product
+//! params   checked hyper-parameters (linfa ParamGuard)
+//! model    LIBLINEAR model file + JSON sidecar
+//! linfa    linfa Fit / Predict on our sparse data
+//! diagnose linear vs Gaussian-kernel SVR on a small sample
+//! bench    wall time and peak memory against liblinear-train
+//! ```
+//!
+//! Train programmatically with [`train_files`]; fit an in-memory data set
+//! with [`fit`].
+
+pub mod bench;
+pub mod cli;
+pub mod dataset;
+pub mod diagnose;
+pub mod libsvm;
+pub mod linfa;
+pub mod load;
+pub mod model;
+pub mod newton;
+pub mod objective;
+pub mod params;
+pub mod progress;
+pub mod svr;
+pub mod synth;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use thiserror::Error;
+
+use dataset::Dataset;
+use model::{DataSummary, LinearModel, ModelError, ModelMetadata, sidecar_path, write_atomic};
+use newton::{IterInfo, NewtonParams, Solution, Stop};
+pub use params::{SvrParams, SvrValidParams};
+use svr::SvrLoss;
+
+/// An error while training.
+#[derive(Debug, Error)]
+pub enum TrainError {
+    #[error(transparent)]
+    Load(#[from] load::LoadError),
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error("{path}: checkpoint does not match this run: {message}")]
+    Checkpoint { path: PathBuf, message: String },
+}
+
+/// What a training run produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrainSummary {
+    pub objective: f64,
+    pub gradient_norm: f64,
+    pub iterations: usize,
+    pub converged: bool,
+    pub rows: usize,
+    pub nonzeros: usize,
+    pub bytes: usize,
+    pub load_seconds: f64,
+    pub train_seconds: f64,
+}
+
+/// Options beyond the hyper-parameters.
+#[derive(Debug, Clone, Default)]
+pub struct TrainOptions {
+    /// Progress bar while loading and one line per Newton iteration.
+    pub progress: bool,
+    /// Write `MODEL.ckpt` after every iteration and resume from it.
+    pub checkpoint: bool,
+}
+
+/// One line per iteration, like LIBLINEAR's.
+pub fn format_iter(i: &IterInfo) -> String {
+    format!(
+        "iter {:3} f {:.6e} |g| {:.3e} ({:.1e} of |g0|) active {} CG {:3} step {:.2e} {:.2} s",
+        i.iter,
+        i.f,
+        i.gnorm,
+        i.gnorm / i.gnorm0.max(f64::MIN_POSITIVE),
+        i.active.map_or("-".to_string(), |a| a.to_string()),
+        i.cg_steps,
+        i.step_size,
+        i.seconds
+    )
+}
+
+/// Minimise the SVR objective on `data` from `w` (updated in place).
+/// `data`'s bias must be `params.bias()`.
+pub fn fit<E>(
+    data: &Dataset,
+    params: &SvrValidParams,
+    w: &mut [f64],
+    first_iter: usize,
+    each_iter: impl FnMut(&IterInfo, &[f64]) -> Result<(), E>,
+) -> Result<Solution, E> {
+    assert_eq!(
+        data.bias(),
+        params.bias(),
+        "data set bias must match the parameters"
+    );
+    let mut loss = SvrLoss::new(data, params.c(), params.p());
+    let np = NewtonParams {
+        eps: params.eps(),
+        max_iter: params.max_iter(),
+        first_iter,
+        ..NewtonParams::default()
+    };
+    newton::minimize(&mut loss, w, &np, each_iter)
+}
+
+/// Fit `data` from zero, without reporting.
+pub fn fit_quiet(data: &Dataset, params: &SvrValidParams) -> (Vec<f64>, Solution) {
+    let mut w = vec![0.0; data.dim()];
+    let sol = fit(data, params, &mut w, 1, |_, _| {
+        Ok::<(), std::convert::Infallible>(())
+    })
+    .unwrap_or_else(|e| match e {});
+    (w, sol)
+}
+
+/// Train on libsvm files / directories and write `out` and `out.json`.
+pub fn train_files(
+    paths: &[PathBuf],
+    params: &SvrValidParams,
+    out: &Path,
+    progress: bool,
+) -> Result<TrainSummary, TrainError> {
+    train_files_with(
+        paths,
+        params,
+        out,
+        &TrainOptions {
+            progress,
+            checkpoint: false,
+        },
+    )
+}
+
+fn checkpoint_path(out: &Path) -> PathBuf {
+    let mut s = out.as_os_str().to_owned();
+    s.push(".ckpt");
+    PathBuf::from(s)
+}
+
+#[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
+struct CheckpointInfo {
+    iteration: usize,
+    c: f64,
+    p: f64,
+    bias: f64,
+    rows: usize,
+    nonzeros: usize,
+    dim: usize,
+}
+
+/// [`train_files`] with checkpointing.
+pub fn train_files_with(
+    paths: &[PathBuf],
+    params: &SvrValidParams,
+    out: &Path,
+    opts: &TrainOptions,
+) -> Result<TrainSummary, TrainError> {
+    let loaded = load::load(paths, params.bias(), opts.progress)?;
+    let data = &loaded.data;
+    if opts.progress {
+        eprintln!(
+            "loaded {} files: {} rows, {} non-zeros, {} features, {:.1} MB, {:.1} s",
+            loaded.files.len(),
+            data.n_rows(),
+            data.nnz(),
+            data.n_features(),
+            data.bytes() as f64 / 1e6,
+            loaded.seconds
+        );
+    }
+    let ckpt = checkpoint_path(out);
+    let ckpt_json = sidecar_path(&ckpt);
+    let info = |iteration| CheckpointInfo {
+        iteration,
+        c: params.c(),
+        p: params.p(),
+        bias: params.bias(),
+        rows: data.n_rows(),
+        nonzeros: data.nnz(),
+        dim: data.dim(),
+    };
+    let mut w = vec![0.0; data.dim()];
+    let mut first_iter = 1;
+    if opts.checkpoint && ckpt.exists() {
+        let model = LinearModel::load(&ckpt)?;
+        let text = fs::read_to_string(&ckpt_json).map_err(|source| ModelError::Io {
+            path: ckpt_json.clone(),
+            source,
+        })?;
+        let saved: CheckpointInfo =
+            serde_json::from_str(&text).map_err(|source| ModelError::Json {
+                path: ckpt_json.clone(),
+                source,
+            })?;
+        let want = info(saved.iteration);
+        if saved != want || model.raw_weights().len() != w.len() {
+            return Err(TrainError::Checkpoint {
+                path: ckpt,
+                message: format!("saved {saved:?}, this run {want:?}"),
+            });
+        }
+        w.copy_from_slice(model.raw_weights());
+        first_iter = saved.iteration + 1;
+        if opts.progress {
+            eprintln!(
+                "resuming from {} after iteration {}",
+                ckpt.display(),
+                saved.iteration
+            );
+        }
+    }
+    let start = Instant::now();
+    let solution = fit(data, params, &mut w, first_iter, |it, w| {
+        if opts.progress {
+            eprintln!("{}", format_iter(it));
+        }
+        if opts.checkpoint {
+            LinearModel::new(w.to_vec(), params.bias(), None).save(&ckpt)?;
+            let json = serde_json::to_string(&info(it.iter)).expect("serialises");
+            write_atomic(&ckpt_json, json.as_bytes())?;
+        }
+        Ok::<(), TrainError>(())
+    })?;
+    let train_seconds = start.elapsed().as_secs_f64();
+    let summary = TrainSummary {
+        objective: solution.f,
+        gradient_norm: solution.gnorm,
+        iterations: solution.iterations,
+        converged: solution.stop == Stop::Converged,
+        rows: data.n_rows(),
+        nonzeros: data.nnz(),
+        bytes: data.bytes(),
+        load_seconds: loaded.seconds,
+        train_seconds,
+    };
+    let meta = ModelMetadata {
+        features: loaded.features.clone(),
+        solver: "L2R_L2LOSS_SVR".into(),
+        c: params.c(),
+        p: params.p(),
+        e: params.eps(),
+        bias: params.bias(),
+        nr_feature: data.n_features(),
+        objective: solution.f,
+        gradient_norm: solution.gnorm,
+        iterations: solution.iterations,
+        converged: summary.converged,
+        data: DataSummary {
+            files: loaded.files.len(),
+            rows: data.n_rows(),
+            nonzeros: data.nnz(),
+            max_index: loaded.max_index,
+            bytes: data.bytes(),
+        },
+        load_seconds: loaded.seconds,
+        train_seconds,
+    };
+    LinearModel::new(w, params.bias(), Some(meta)).save(out)?;
+    if opts.checkpoint {
+        // The model supersedes the checkpoint.
+        let _ = fs::remove_file(&ckpt);
+        let _ = fs::remove_file(&ckpt_json);
+    }
+    Ok(summary)
+}

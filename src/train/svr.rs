@@ -1,0 +1,167 @@
+//! The L2-regularised L2-loss SVR objective (LIBLINEAR `-s 11`):
+//! `f(w) = ½‖w‖² + C Σᵢ max(0, |yᵢ − wᵀxᵢ| − p)²`.
+//!
+//! Only the active set `I = {i : |wᵀxᵢ − yᵢ| > p}` contributes to the
+//! gradient and the (generalised) Hessian `I + 2C X_Iᵀ X_I`, so each
+//! Hessian-vector product is one pass over the active rows.
+//!
+//! ```
+//! use niwatori::train::{dataset::Dataset, libsvm::{parse_block, Rows}, svr::SvrLoss};
+//! use niwatori::train::objective::Objective;
+//! let mut rows = Rows::default();
+//! parse_block(b"1 1:1\n", &mut rows).unwrap();
+//! let data = Dataset::from_rows(rows, 0, -1.0).unwrap();
+//! let mut loss = SvrLoss::new(&data, 1.0, 0.0);
+//! // w = 0: f = C·(1 − 0)² = 1
+//! assert_eq!(loss.value(&[0.0]), 1.0);
+//! ```
+
+use rayon::prelude::*;
+
+use super::dataset::Dataset;
+use super::objective::Objective;
+
+/// SVR loss over a data set, with the caches LIBLINEAR keeps.
+pub struct SvrLoss<'a> {
+    data: &'a Dataset,
+    c: f64,
+    p: f64,
+    /// `X·w` at the current point.
+    wx: Vec<f64>,
+    /// `‖w‖²` at the current point.
+    wtw: f64,
+    /// Active rows at the last gradient.
+    active: Vec<u32>,
+}
+
+impl<'a> SvrLoss<'a> {
+    pub fn new(data: &'a Dataset, c: f64, p: f64) -> Self {
+        SvrLoss {
+            data,
+            c,
+            p,
+            wx: vec![0.0; data.n_rows()],
+            wtw: 0.0,
+            active: Vec::new(),
+        }
+    }
+
+    /// `C·max(0, |d| − p)²` for `d = wᵀx − y`.
+    #[inline]
+    fn c_loss(&self, d: f64) -> f64 {
+        let e = d.abs() - self.p;
+        if e > 0.0 { self.c * e * e } else { 0.0 }
+    }
+
+    fn total_loss(&self, alpha: f64, xs: Option<&[f64]>) -> f64 {
+        let y = self.data.labels();
+        match xs {
+            None => self
+                .wx
+                .par_iter()
+                .zip(y)
+                .map(|(wx, y)| self.c_loss(wx - y))
+                .sum(),
+            Some(xs) => self
+                .wx
+                .par_iter()
+                .zip(xs)
+                .zip(y)
+                .map(|((wx, xs), y)| self.c_loss(wx + alpha * xs - y))
+                .sum(),
+        }
+    }
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+impl Objective for SvrLoss<'_> {
+    fn dim(&self) -> usize {
+        self.data.dim()
+    }
+
+    fn value(&mut self, w: &[f64]) -> f64 {
+        self.data.mul_vec(w, &mut self.wx);
+        self.wtw = dot(w, w);
+        self.total_loss(0.0, None) + self.wtw / 2.0
+    }
+
+    fn gradient(&mut self, w: &[f64], g: &mut [f64]) {
+        let y = self.data.labels();
+        let p = self.p;
+        self.active = (0..self.wx.len() as u32)
+            .into_par_iter()
+            .filter(|&i| (self.wx[i as usize] - y[i as usize]).abs() > p)
+            .collect();
+        let z: Vec<f64> = self
+            .active
+            .par_iter()
+            .map(|&i| {
+                let d = self.wx[i as usize] - y[i as usize];
+                self.c * if d < 0.0 { d + p } else { d - p }
+            })
+            .collect();
+        self.data.tmul_rows(&self.active, &z, g);
+        for (gj, wj) in g.iter_mut().zip(w) {
+            *gj = wj + 2.0 * *gj;
+        }
+    }
+
+    fn hessian_vector(&self, s: &[f64], out: &mut [f64]) {
+        self.data.gram_vec(&self.active, s, out);
+        for (o, sj) in out.iter_mut().zip(s) {
+            *o = sj + 2.0 * self.c * *o;
+        }
+    }
+
+    fn diag_hessian(&self, diag: &mut [f64]) {
+        self.data.sq_col_sums(&self.active, diag);
+        for d in diag.iter_mut() {
+            *d = 1.0 + 2.0 * self.c * *d;
+        }
+    }
+
+    /// LIBLINEAR's line search: one `X·s`, then each trial is a pass over
+    /// the cached `X·w` and `X·s` only.
+    fn line_search_and_update(
+        &mut self,
+        w: &mut [f64],
+        s: &[f64],
+        f: &mut f64,
+        g: &[f64],
+        step: f64,
+    ) -> f64 {
+        let mut xs = vec![0.0; self.wx.len()];
+        self.data.mul_vec(s, &mut xs);
+        let sts = dot(s, s);
+        let wts = dot(w, s);
+        let gts = dot(g, s);
+        let f_old = *f;
+        let mut alpha = step;
+        for _ in 0..20 {
+            let trial = self.total_loss(alpha, Some(&xs))
+                + (alpha * alpha * sts + self.wtw) / 2.0
+                + alpha * wts;
+            if trial - f_old <= 0.01 * alpha * gts {
+                self.wx
+                    .par_iter_mut()
+                    .zip(&xs)
+                    .for_each(|(wx, xs)| *wx += alpha * xs);
+                for (wj, sj) in w.iter_mut().zip(s) {
+                    *wj += alpha * sj;
+                }
+                self.wtw += alpha * alpha * sts + 2.0 * alpha * wts;
+                *f = trial;
+                return alpha;
+            }
+            alpha *= 0.5;
+        }
+        0.0
+    }
+
+    fn active_size(&self) -> Option<usize> {
+        Some(self.active.len())
+    }
+}
