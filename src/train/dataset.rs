@@ -151,28 +151,37 @@ fn split(n: usize, parts: usize) -> Vec<Range<usize>> {
 }
 
 /// Sum, over `ranges` in parallel, what `f` accumulates into a zeroed vector
-/// of length `dim`; one accumulator per range, reduced in a fixed order so
-/// results do not depend on scheduling.
+/// of length `dim`. The first range accumulates into `out` itself, each
+/// other into its own vector (the feature space can be millions wide, so
+/// one fewer vector matters); they are added in a fixed order so results do
+/// not depend on scheduling.
 fn accumulate<F>(ranges: Vec<Range<usize>>, dim: usize, out: &mut [f64], f: F)
 where
     F: Fn(Range<usize>, &mut [f64]) + Sync,
 {
-    let accs: Vec<Vec<f64>> = ranges
-        .into_par_iter()
-        .map(|r| {
-            let mut acc = vec![0.0; dim];
-            f(r, &mut acc);
-            acc
-        })
-        .collect();
-    out.par_chunks_mut(1 << 14)
-        .enumerate()
-        .for_each(|(c, chunk)| {
-            let base = c << 14;
-            for (k, o) in chunk.iter_mut().enumerate() {
-                *o = accs.iter().map(|a| a[base + k]).sum();
-            }
-        });
+    out.fill(0.0);
+    let mut ranges = ranges.into_iter();
+    let Some(first) = ranges.next() else {
+        return;
+    };
+    let rest: Vec<Range<usize>> = ranges.collect();
+    let (_, accs) = rayon::join(
+        || f(first, out),
+        || {
+            rest.into_par_iter()
+                .map(|r| {
+                    let mut acc = vec![0.0; dim];
+                    f(r, &mut acc);
+                    acc
+                })
+                .collect::<Vec<_>>()
+        },
+    );
+    for acc in &accs {
+        out.par_iter_mut()
+            .zip(acc.par_iter())
+            .for_each(|(o, a)| *o += a);
+    }
 }
 
 impl Dataset {

@@ -110,10 +110,12 @@ where
     let n = obj.dim();
     assert_eq!(w.len(), n);
     let mut g = vec![0.0; n];
-    let zero = vec![0.0; n];
-    obj.value(&zero);
-    obj.gradient(&zero, &mut g);
-    let gnorm0 = dot(&g, &g).sqrt();
+    let gnorm0 = {
+        let zero = vec![0.0; n];
+        obj.value(&zero);
+        obj.gradient(&zero, &mut g);
+        dot(&g, &g).sqrt()
+    };
 
     let mut f = obj.value(w);
     obj.gradient(w, &mut g);
