@@ -172,6 +172,26 @@ fn cli_writes_json_and_reports_bad_specs() {
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("--a") && err.contains("stockfish"), "{err}");
 
+    // A learned model file that does not exist is an error, not a silent fallback.
+    let model = Command::new(niwatori_exe())
+        .args([
+            "match",
+            "--a",
+            "learned:/nonexistent/model.bin",
+            "--b",
+            "material",
+            "--nodes",
+            "10",
+        ])
+        .output()
+        .unwrap();
+    assert!(!model.status.success());
+    assert!(
+        String::from_utf8_lossy(&model.stderr).contains("rejected its options"),
+        "{}",
+        String::from_utf8_lossy(&model.stderr)
+    );
+
     let missing = Command::new(niwatori_exe())
         .args([
             "match",

@@ -266,7 +266,8 @@ pub fn play_game(
                 err @ (UsiError::Timeout { .. }
                 | UsiError::Exited { .. }
                 | UsiError::Spawn { .. }
-                | UsiError::NoSuchOption { .. }),
+                | UsiError::NoSuchOption { .. }
+                | UsiError::OptionRejected { .. }),
             ) => {
                 broken[side] = true;
                 let reason = match err {

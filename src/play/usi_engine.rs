@@ -42,6 +42,8 @@ pub enum UsiError {
         waiting_for: String,
         secs: f64,
     },
+    #[error("engine {label} rejected its options: {message}")]
+    OptionRejected { label: String, message: String },
     #[error("engine {label} has no option {name:?} (it offers: {offered})")]
     NoSuchOption {
         label: String,
@@ -233,7 +235,25 @@ impl UsiEngine {
             }
             engine.send(&format!("setoption name {name} value {value}"))?;
         }
-        engine.wait_ready()?;
+        // An engine that reports an error about its options would otherwise play
+        // with defaults (e.g. a wrong Eval), silently measuring the wrong thing.
+        engine.send("isready")?;
+        let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
+        loop {
+            let line = engine.recv_until(deadline, "readyok")?;
+            if line == "readyok" {
+                break;
+            }
+            let lower = line.to_ascii_lowercase();
+            if lower.starts_with("info string") && lower.contains("error")
+                || lower.starts_with("no such option")
+            {
+                return Err(UsiError::OptionRejected {
+                    label: engine.label.clone(),
+                    message: line,
+                });
+            }
+        }
         Ok(engine)
     }
 
