@@ -18,6 +18,7 @@ pub mod extract;
 pub mod features;
 pub mod opening;
 pub mod perft;
+pub mod plot;
 pub mod records;
 pub mod search;
 pub mod train;
