@@ -20,6 +20,7 @@ pub mod learn;
 pub mod opening;
 pub mod perft;
 pub mod play;
+pub mod plot;
 pub mod records;
 pub mod report;
 pub mod search;
