@@ -56,6 +56,9 @@ pub struct ExtractArgs {
     /// No progress display.
     #[arg(long)]
     pub quiet: bool,
+    /// Label with this learned model instead of material (iterations).
+    #[arg(long)]
+    pub model: Option<std::path::PathBuf>,
 }
 
 /// Runs `niwatori extract`.
@@ -73,7 +76,10 @@ pub fn run(args: ExtractArgs) -> Result<()> {
         resume: args.resume,
         progress: !args.quiet,
     };
-    let eval: Arc<dyn Evaluator> = Arc::new(Material);
+    let eval: Arc<dyn Evaluator> = match &args.model {
+        Some(path) => Arc::new(crate::eval::Learned::load(path)?),
+        None => Arc::new(Material),
+    };
     if args.bench {
         let r = match args.bench_scorer {
             BenchScorer::Search => bench(

@@ -194,6 +194,7 @@ pub fn run(args: LearnArgs) -> Result<()> {
             &history_path,
             serde_json::to_string_pretty(&history)?.as_bytes(),
         )?;
+        draw_curve(&args.out, &history)?;
         if improved {
             copy_model(&model_path, &args.out.join("best.model"))?;
             since_best = 0;
@@ -215,6 +216,25 @@ pub fn run(args: LearnArgs) -> Result<()> {
             100.0 * best.heldout_top1,
             args.out.join("best.model").display()
         );
+    }
+    Ok(())
+}
+
+/// `learning-curve.png`: agreement and RMSE by iteration.
+fn draw_curve(out: &Path, history: &[IterationRecord]) -> Result<()> {
+    let points: Vec<crate::plot::CurvePoint> = history
+        .iter()
+        .map(|r| crate::plot::CurvePoint {
+            iteration: r.iteration,
+            top1_heldout: r.heldout_top1,
+            top1_train: r.train_top1,
+            top1_material: r.material_top1,
+            rmse: r.rmse_cp.unwrap_or(0.0),
+        })
+        .collect();
+    crate::plot::learning_curve(&out.join("learning-curve.png"), &points)?;
+    if let Some(last) = history.last() {
+        crate::report::cli::plot_report(&out.join("agreement.png"), &last.report)?;
     }
     Ok(())
 }

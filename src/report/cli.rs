@@ -20,7 +20,7 @@ pub struct ReportArgs {
     pub kifu: PathBuf,
     /// The learned model (LIBLINEAR format with its .json sidecar).
     #[arg(long)]
-    pub model: PathBuf,
+    pub model: Option<PathBuf>,
     /// 1: rank siblings by their value; more: the search's best move.
     #[arg(long, default_value_t = 1)]
     pub depth: u32,
@@ -36,6 +36,12 @@ pub struct ReportArgs {
     /// Write the report as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Draw top-1 agreement by phase for each evaluation (PNG).
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    /// Print the split (`train`/`held` TAB file, one per line) and stop.
+    #[arg(long)]
+    pub list_split: bool,
 }
 
 /// Record games split into (training, held-out).
@@ -148,10 +154,23 @@ pub fn print_report(report: &Value) {
 /// Runs `niwatori report`.
 pub fn run(args: ReportArgs) -> Result<()> {
     anyhow::ensure!(args.depth >= 1, "--depth must be at least 1");
-    let model = Arc::new(Learned::load(&args.model)?);
+    if args.list_split {
+        let (train, held) = split_files(&args.kifu, args.holdout, args.seed)?;
+        for (side, files) in [("train", train), ("held", held)] {
+            for f in files {
+                println!("{side}\t{}", f.display());
+            }
+        }
+        return Ok(());
+    }
+    let model_path = args.model.as_ref().context("--model is required")?;
+    let model = Arc::new(Learned::load(model_path)?);
     let (train, held) = split_games(&args.kifu, args.holdout, args.seed)?;
     let report = build_report(&train, &held, &model, args.depth, args.rows.as_deref())?;
     print_report(&report);
+    if let Some(path) = &args.plot {
+        plot_report(path, &report)?;
+    }
     if let Some(path) = &args.json {
         crate::extract::output::write_atomic(
             path,
@@ -159,5 +178,31 @@ pub fn run(args: ReportArgs) -> Result<()> {
         )
         .with_context(|| format!("writing {}", path.display()))?;
     }
+    Ok(())
+}
+
+/// Draws top-1 agreement by phase (and overall) of each evaluation.
+pub fn plot_report(path: &std::path::Path, report: &Value) -> Result<()> {
+    let series: Vec<crate::plot::PhaseSeries> = ["material", "learned"]
+        .iter()
+        .map(|&key| crate::plot::PhaseSeries {
+            name: key.to_string(),
+            values: super::PHASES
+                .iter()
+                .map(|(p, _, _)| {
+                    (
+                        p.to_string(),
+                        report[key]["by_phase"][*p]["top1"].as_f64().unwrap_or(0.0),
+                    )
+                })
+                .chain(std::iter::once((
+                    "all".to_string(),
+                    report[key]["top1"].as_f64().unwrap_or(0.0),
+                )))
+                .collect(),
+        })
+        .collect();
+    let title = format!("next-move agreement, depth {}", report["depth"]);
+    crate::plot::agreement_by_phase(path, &title, &series)?;
     Ok(())
 }
