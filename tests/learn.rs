@@ -23,7 +23,13 @@ fn sample_files() -> Vec<PathBuf> {
 /// Extracts and trains on the sample games; returns the model path.
 fn trained_model(dir: &Path) -> PathBuf {
     let files = sample_files();
-    extract(&files, &dir.join("rows"), &ExtractOptions::default(), Arc::new(Material)).unwrap();
+    extract(
+        &files,
+        &dir.join("rows"),
+        &ExtractOptions::default(),
+        Arc::new(Material),
+    )
+    .unwrap();
     let params = linfa::ParamGuard::check(SvrParams::default().c(0.1).p(0.005).eps(0.01)).unwrap();
     let model = dir.join("m.model");
     train_files(&[dir.join("rows")], &params, &model, false).unwrap();
@@ -48,7 +54,10 @@ fn learned_model_ranks_game_moves_better_than_material_on_its_games() {
     // phases partition them.
     let moves: usize = games.iter().map(|g| g.moves.len()).sum();
     assert_eq!(learned.positions as usize, moves);
-    let by_phase: u64 = PHASES.iter().map(|(p, _, _)| learned.by_phase[*p].positions).sum();
+    let by_phase: u64 = PHASES
+        .iter()
+        .map(|(p, _, _)| learned.by_phase[*p].positions)
+        .sum();
     assert_eq!(by_phase, learned.positions);
     assert!(learned.top3.unwrap() >= learned.top1);
 }
@@ -98,12 +107,19 @@ fn evaluation_matches_liblinear_predict() {
     }
     // The engine's evaluation is that value, negated and scaled, from the side to move.
     let e = niwatori::eval::Evaluator::evaluate(&model, &pos);
-    assert_eq!(e, (-ours.last().unwrap().clamp(-1.0, 1.0) * 10000.0).round() as i32);
+    assert_eq!(
+        e,
+        (-ours.last().unwrap().clamp(-1.0, 1.0) * 10000.0).round() as i32
+    );
 }
 
 fn which(name: &str) -> Result<PathBuf, ()> {
     std::env::var_os("PATH")
-        .and_then(|paths| std::env::split_paths(&paths).map(|p| p.join(name)).find(|p| p.exists()))
+        .and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|p| p.join(name))
+                .find(|p| p.exists())
+        })
         .ok_or(())
 }
 
@@ -119,7 +135,15 @@ fn iteration_two_is_labelled_by_iteration_one() {
     let out = tmp.path().join("models");
     let features = tmp.path().join("features");
     let status = Command::new(env!("CARGO_BIN_EXE_niwatori"))
-        .args(["learn", "--iterations", "2", "--patience", "2", "--holdout", "0.25"])
+        .args([
+            "learn",
+            "--iterations",
+            "2",
+            "--patience",
+            "2",
+            "--holdout",
+            "0.25",
+        ])
         .arg("--kifu")
         .arg(&kifu)
         .arg("--out")
@@ -130,7 +154,8 @@ fn iteration_two_is_labelled_by_iteration_one() {
         .unwrap();
     assert!(status.success());
     let meta = |k: u32| -> serde_json::Value {
-        let text = std::fs::read_to_string(features.join(format!("iter-{k}/train/extract.json"))).unwrap();
+        let text =
+            std::fs::read_to_string(features.join(format!("iter-{k}/train/extract.json"))).unwrap();
         serde_json::from_str(&text).unwrap()
     };
     assert_eq!(meta(1)["evaluator"], "material");
