@@ -12,6 +12,7 @@
 //!
 //! The board, legal moves, SFEN and mate-in-1 come from [`rsshogi`].
 
+pub mod atomic;
 pub mod bench;
 pub mod eval;
 pub mod extract;

@@ -5,7 +5,6 @@
 //! `... .svm.json` ([`GameMeta`]) written after the `.svm`, so a sidecar
 //! whose byte count matches its `.svm` marks a complete game for `--resume`.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -75,14 +74,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    let mut f = std::fs::File::create(&tmp)?;
-    f.write_all(bytes)?;
-    f.flush()?;
-    drop(f);
-    std::fs::rename(&tmp, path)
+    crate::atomic::write_atomic(path, bytes)
 }
 
 /// The sidecar path of a `.svm` file.

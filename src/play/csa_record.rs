@@ -7,7 +7,6 @@
 //! right result: e.g. a crash or a perpetual check is `%+ILLEGAL_ACTION` /
 //! `%-ILLEGAL_ACTION` naming the side at fault, with the reason as a comment.
 
-use std::io::Write;
 use std::path::Path;
 
 use rsshogi::board::{Position, STARTPOS_SFEN};
@@ -182,15 +181,7 @@ pub fn to_csa(rec: &GameRecord) -> Result<String, GameError> {
 
 /// Writes `text` to `path` atomically (`path.tmp`, then rename).
 pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = std::path::PathBuf::from(tmp);
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
+    crate::atomic::write_atomic(path, text.as_bytes())
 }
 
 #[cfg(test)]

@@ -16,7 +16,6 @@
 //! ```
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -130,18 +129,10 @@ pub fn format_g17(x: f64) -> String {
 
 /// Write `bytes` to `path` atomically (via `path.tmp` and a rename).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ModelError> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    let io = |source| ModelError::Io {
+    crate::atomic::write_atomic(path, bytes).map_err(|source| ModelError::Io {
         path: path.to_path_buf(),
         source,
-    };
-    let mut f = fs::File::create(&tmp).map_err(io)?;
-    f.write_all(bytes).map_err(io)?;
-    f.sync_all().map_err(io)?;
-    drop(f);
-    fs::rename(&tmp, path).map_err(io)
+    })
 }
 
 /// `PATH.json` for a model at `PATH`.
