@@ -730,20 +730,7 @@ fn think(
             // The move goes out first; the engine is restarted on the next turn.
             eprintln!("warning: {err}; sending a legal move instead");
             *engine = None;
-            *fallback_moves += 1;
-            let mv = fallback_move(pos).expect("not mated, so a legal move exists");
-            let usi = pos.move_from_csa(&mv).to_usi();
-            return Ok((
-                mv,
-                Some(PlayedMove {
-                    usi,
-                    elapsed_ms: 0,
-                    score: None,
-                    pv: Vec::new(),
-                    depth: None,
-                    nodes: None,
-                }),
-            ));
+            return Ok(substitute_move(pos, fallback_moves));
         }
     };
     let usi = match r.bestmove {
@@ -754,20 +741,7 @@ fn think(
     let Some(mv) = legal_move(pos, &usi) else {
         // Never forfeit by the engine's illegal move: send a legal one instead.
         eprintln!("warning: engine move {usi} is illegal here; sending a legal move instead");
-        *fallback_moves += 1;
-        let mv = fallback_move(pos).expect("not mated, so a legal move exists");
-        let usi = pos.move_from_csa(&mv).to_usi();
-        return Ok((
-            mv,
-            Some(PlayedMove {
-                usi,
-                elapsed_ms: 0,
-                score: None,
-                pv: Vec::new(),
-                depth: None,
-                nodes: None,
-            }),
-        ));
+        return Ok(substitute_move(pos, fallback_moves));
     };
     let csa = mv.to_csa().expect("legal moves have CSA names");
     let score = r.info.score.map(|s| s.to_cp());
@@ -802,4 +776,23 @@ fn think(
             nodes: r.info.nodes,
         }),
     ))
+}
+
+/// A legal move sent in the engine's place (it failed or played illegally),
+/// so the game is never forfeited by the bridge.
+fn substitute_move(pos: &Position, fallback_moves: &mut usize) -> (String, Option<PlayedMove>) {
+    *fallback_moves += 1;
+    let mv = fallback_move(pos).expect("not mated, so a legal move exists");
+    let usi = pos.move_from_csa(&mv).to_usi();
+    (
+        mv,
+        Some(PlayedMove {
+            usi,
+            elapsed_ms: 0,
+            score: None,
+            pv: Vec::new(),
+            depth: None,
+            nodes: None,
+        }),
+    )
 }
