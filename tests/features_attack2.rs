@@ -24,6 +24,12 @@ fn sorted(mut v: Vec<(u32, f32)>) -> Vec<(u32, f32)> {
     v
 }
 
+/// Adds the "piece itself" feature (A, A), value 1, of every listed piece.
+fn with_pieces(mut v: Vec<(u32, f32)>, pieces: &[u32]) -> Vec<(u32, f32)> {
+    v.extend(pieces.iter().map(|&p| (pair(p, p), 1.0)));
+    sorted(v)
+}
+
 #[test]
 fn rook_and_lance_on_one_file_black_to_move() {
     // Black: rook 5e (sq 40), lance 5g (42), king 5i (44), a pawn in hand.
@@ -31,17 +37,20 @@ fn rook_and_lance_on_one_file_black_to_move() {
     let pos = position_from_sfen("4k4/9/4p4/9/4R4/9/4L4/9/4K4 b P 1").unwrap();
     let (rook, lance, king) = (code(40, 0, 6), code(42, 0, 2), code(44, 0, 8));
     let (pawn_w, king_w) = (code(38, 1, 1), code(36, 1, 8));
-    let expected = sorted(vec![
-        (pair(rook, pawn_w), 5.0),  // attack, capture may promote (5c in zone)
-        (pair(rook, lance), 1.0),   // defend, the lance is not attacked
-        (pair(rook, king_w), 10.0), // x-ray to the enemy king through the pawn
-        (pair(rook, king), 7.0),    // x-ray to its own king through the lance
-        (pair(lance, rook), 1.0),   // defend
-        (pair(lance, pawn_w), 8.0), // x-ray through its own rook to the pawn
-        // one pawn in Black's hand (owner 0, slot 0) with each king
-        (BOARD + 44, 1.0),
-        (BOARD + 81 + 36, 1.0),
-    ]);
+    let expected = with_pieces(
+        vec![
+            (pair(rook, pawn_w), 5.0),  // attack, capture may promote (5c in zone)
+            (pair(rook, lance), 1.0),   // defend, the lance is not attacked
+            (pair(rook, king_w), 10.0), // x-ray to the enemy king through the pawn
+            (pair(rook, king), 7.0),    // x-ray to its own king through the lance
+            (pair(lance, rook), 1.0),   // defend
+            (pair(lance, pawn_w), 8.0), // x-ray through its own rook to the pawn
+            // one pawn in Black's hand (owner 0, slot 0) with each king
+            (BOARD + 44, 1.0),
+            (BOARD + 81 + 36, 1.0),
+        ],
+        &[rook, lance, king, pawn_w, king_w],
+    );
     assert_eq!(features(&pos, RelationEncoding::Value), expected);
 }
 
@@ -49,14 +58,17 @@ fn rook_and_lance_on_one_file_black_to_move() {
 fn bishop_gold_silver_black_to_move() {
     // Black: bishop 8g (69), king 5i. White: gold 7f (59), silver 6e (49), king 5a.
     let pos = position_from_sfen("4k4/9/9/9/3s5/2g6/1B7/9/4K4 b - 1").unwrap();
-    let bishop = code(69, 0, 5);
-    let (gold, silver) = (code(59, 1, 7), code(49, 1, 4));
-    let expected = sorted(vec![
-        (pair(bishop, gold), 3.0),   // attack, the gold is defended by the silver
-        (pair(bishop, silver), 9.0), // x-ray through the enemy gold
-        (pair(gold, bishop), 4.0),   // attack on an undefended piece
-        (pair(silver, gold), 2.0),   // defends a piece under attack
-    ]);
+    let (bishop, king) = (code(69, 0, 5), code(44, 0, 8));
+    let (gold, silver, king_w) = (code(59, 1, 7), code(49, 1, 4), code(36, 1, 8));
+    let expected = with_pieces(
+        vec![
+            (pair(bishop, gold), 3.0),   // attack, the gold is defended by the silver
+            (pair(bishop, silver), 9.0), // x-ray through the enemy gold
+            (pair(gold, bishop), 4.0),   // attack on an undefended piece
+            (pair(silver, gold), 2.0),   // defends a piece under attack
+        ],
+        &[bishop, king, gold, silver, king_w],
+    );
     assert_eq!(features(&pos, RelationEncoding::Value), expected);
 }
 
@@ -68,15 +80,18 @@ fn check_and_flip_white_to_move() {
     let pos = position_from_sfen("4k4/4lG3/9/9/9/9/9/4P4/4K4 w - 1").unwrap();
     let (king_w, lance_w) = (code(44, 0, 8), code(43, 0, 2));
     let (gold_b, pawn_b, king_b) = (code(52, 1, 7), code(37, 1, 1), code(36, 1, 8));
-    let expected = sorted(vec![
-        (pair(gold_b, king_w), 6.0),   // check
-        (pair(gold_b, lance_w), 3.0),  // attack on a defended lance
-        (pair(king_w, gold_b), 4.0),   // the checking gold is undefended
-        (pair(king_w, lance_w), 2.0),  // defends the attacked lance
-        (pair(lance_w, pawn_b), 5.0),  // 5h is in White's zone: may promote
-        (pair(lance_w, king_b), 10.0), // x-ray to the black king
-        (pair(king_b, pawn_b), 2.0),   // defends the attacked pawn
-    ]);
+    let expected = with_pieces(
+        vec![
+            (pair(gold_b, king_w), 6.0),   // check
+            (pair(gold_b, lance_w), 3.0),  // attack on a defended lance
+            (pair(king_w, gold_b), 4.0),   // the checking gold is undefended
+            (pair(king_w, lance_w), 2.0),  // defends the attacked lance
+            (pair(lance_w, pawn_b), 5.0),  // 5h is in White's zone: may promote
+            (pair(lance_w, king_b), 10.0), // x-ray to the black king
+            (pair(king_b, pawn_b), 2.0),   // defends the attacked pawn
+        ],
+        &[king_w, lance_w, gold_b, pawn_b, king_b],
+    );
     assert_eq!(features(&pos, RelationEncoding::Value), expected);
 
     // one-hot: the same pairs, 10 indices each, value 1
@@ -92,7 +107,8 @@ fn hand_pieces_count_slots_for_both_owners() {
     // Black has 2 pawns and a bishop in hand, White a rook; Black to move.
     let pos = position_from_sfen("4k4/9/9/9/9/9/9/9/4K4 b 2PBr 1").unwrap();
     let slot = |owner: u32, base: u32, nth: u32| 38 * owner + base + nth;
-    let mut expected = Vec::new();
+    let (king, king_w) = (code(44, 0, 8), code(36, 1, 8));
+    let mut expected = vec![(pair(king, king), 1.0), (pair(king_w, king_w), 1.0)];
     for s in [slot(0, 0, 0), slot(0, 0, 1), slot(0, 30, 0), slot(1, 32, 0)] {
         expected.push((BOARD + 162 * s + 44, 1.0)); // own king 5i
         expected.push((BOARD + 162 * s + 81 + 36, 1.0)); // enemy king 5a
@@ -102,7 +118,16 @@ fn hand_pieces_count_slots_for_both_owners() {
         sorted(expected.clone())
     );
     // one-hot moves the hand block after the 10x pair block
-    let shifted: Vec<(u32, f32)> = expected.iter().map(|&(i, v)| (i + 9 * BOARD, v)).collect();
+    let shifted: Vec<(u32, f32)> = expected
+        .iter()
+        .map(|&(i, v)| {
+            if i >= BOARD {
+                (i + 9 * BOARD, v)
+            } else {
+                (10 * i, v)
+            }
+        })
+        .collect();
     assert_eq!(features(&pos, RelationEncoding::OneHot), sorted(shifted));
 }
 

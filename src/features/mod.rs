@@ -1,10 +1,14 @@
-//! Two-piece attack-relation features of a position ("attack2", version 1).
+//! Two-piece attack-relation features of a position ("attack2", version 2).
 //!
 //! A feature is an ordered pair of pieces (A, B) where A attacks B's square,
 //! directly or, for a slider (lance, bishop, rook, horse, dragon), through
 //! exactly one piece (an x-ray). Its index says where and what A and B are;
-//! its value says how they relate ([`Relation`], ten kinds). Pieces in hand
-//! attack nothing, so each piece in hand is paired with each king instead.
+//! its value says how they relate ([`Relation`], ten kinds). Every piece on
+//! the board is also paired with itself (A, A), value 1: a piece that attacks
+//! nothing and is attacked by nothing still counts, so the model can learn
+//! material and piece-square values (version 1 had no such feature and could
+//! not represent material). Pieces in hand attack nothing, so each piece in
+//! hand is paired with each king instead.
 //!
 //! Everything is seen from the side to move in `pos`: when White is to move
 //! the board is turned round (square `s` becomes `80 - s`) and "own" means
@@ -24,6 +28,7 @@
 //!
 //! value encoding:   index = pair,                 value = relation (1..=10)
 //! one-hot encoding: index = 10 * pair + rel - 1,  value = 1
+//! the piece itself: pair = 2268 * code(A) + code(A), value 1 (one-hot: rel 1)
 //!
 //! hand block, after the pair block (offset BOARD = 5_143_824 or 51_438_240):
 //! slot(o, k, n) = 38 * o + base(k) + (n - 1)        n-th piece of kind k in
@@ -43,11 +48,16 @@
 //! let pos = rsshogi::board::position_from_sfen("4k4/9/9/9/9/9/9/4G4/4K4 b - 1").unwrap();
 //! let f = features(&pos, RelationEncoding::Value);
 //! // gold on 5h (square 43) defends the king on 5i (square 44), and the
-//! // king defends the gold: two "defend" relations, value 1.
-//! let code = |sq: u32, pt: u32| 28 * sq + pt - 1;
+//! // king defends the gold: two "defend" relations, value 1; and each of the
+//! // three pieces paired with itself (the enemy king on 5a has owner 1).
+//! let code = |sq: u32, pc: u32| 28 * sq + pc;
+//! let (gold, king, enemy_king) = (code(43, 6), code(44, 7), code(36, 14 + 7));
 //! assert_eq!(f, vec![
-//!     (2268 * code(43, 7) + code(44, 8), 1.0),
-//!     (2268 * code(44, 8) + code(43, 7), 1.0),
+//!     (2268 * enemy_king + enemy_king, 1.0),
+//!     (2268 * gold + gold, 1.0),
+//!     (2268 * gold + king, 1.0),
+//!     (2268 * king + gold, 1.0),
+//!     (2268 * king + king, 1.0),
 //! ]);
 //! ```
 
@@ -64,7 +74,7 @@ use rsshogi::types::{Color, HandPiece, Piece, Square};
 /// Name of the feature scheme, recorded in every feature file and model.
 pub const SCHEME: &str = "attack2";
 /// Version of the scheme; bump it whenever an index or value changes.
-pub const SCHEME_VERSION: u32 = 1;
+pub const SCHEME_VERSION: u32 = 2;
 
 const PIECE_CODES: usize = 28;
 const CODES: usize = 81 * PIECE_CODES;
@@ -237,6 +247,8 @@ pub fn for_each_feature(pos: &Position, encoding: RelationEncoding, mut f: impl 
         let pt = a.piece.piece_type().raw();
         let promotable = (1..=6).contains(&pt);
         let a_in_zone = in_zone(ca, a.sq);
+        // the piece itself: material and piece-square value
+        emit(&mut f, code_a + code(a.sq, a.piece), Relation::Defend);
         let mut targets = a.direct & occ;
         while let Some(sq_b) = targets.pop_lsb() {
             let b = pos.piece_on(sq_b);
