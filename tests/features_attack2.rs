@@ -24,10 +24,49 @@ fn sorted(mut v: Vec<(u32, f32)>) -> Vec<(u32, f32)> {
     v
 }
 
-/// Adds the "piece itself" feature (A, A), value 1, of every listed piece.
+/// First index of the kind block (after the pair and hand blocks).
+const KINDS: u32 = BOARD + 12_312;
+
+/// Kind-block index: piece codes without squares, relation 1..=11.
+fn kind(a: u32, b: u32, rel: u32) -> u32 {
+    KINDS + 11 * (28 * (a % 28) + b % 28) + rel - 1
+}
+
+/// Completes a list of pair (and hand) features: adds the "piece itself"
+/// feature (A, A) of every listed piece, value 1, and the kind block that
+/// counts every pair by (kind A, kind B, relation), self-pairs as relation 11.
 fn with_pieces(mut v: Vec<(u32, f32)>, pieces: &[u32]) -> Vec<(u32, f32)> {
-    v.extend(pieces.iter().map(|&p| (pair(p, p), 1.0)));
+    let mut counts = std::collections::BTreeMap::<u32, f32>::new();
+    for &(i, rel) in v.iter().filter(|(i, _)| *i < BOARD) {
+        *counts
+            .entry(kind(i / 2268, i % 2268, rel as u32))
+            .or_default() += 1.0;
+    }
+    for &p in pieces {
+        v.push((pair(p, p), 1.0));
+        *counts.entry(kind(p, p, 11)).or_default() += 1.0;
+    }
+    v.extend(counts);
     sorted(v)
+}
+
+/// The one-hot twin of a value-encoded list: pair `i` with kind `k` becomes
+/// `10 i + k - 1` (self-pairs use kind 1), the other blocks move up by 9 BOARD.
+fn onehot(v: &[(u32, f32)], pieces: &[u32]) -> Vec<(u32, f32)> {
+    let selfs: Vec<u32> = pieces.iter().map(|&p| pair(p, p)).collect();
+    sorted(
+        v.iter()
+            .map(|&(i, x)| {
+                if i >= BOARD {
+                    (i + 9 * BOARD, x)
+                } else if selfs.contains(&i) {
+                    (10 * i, 1.0)
+                } else {
+                    (10 * i + x as u32 - 1, 1.0)
+                }
+            })
+            .collect(),
+    )
 }
 
 #[test]
@@ -80,6 +119,7 @@ fn check_and_flip_white_to_move() {
     let pos = position_from_sfen("4k4/4lG3/9/9/9/9/9/4P4/4K4 w - 1").unwrap();
     let (king_w, lance_w) = (code(44, 0, 8), code(43, 0, 2));
     let (gold_b, pawn_b, king_b) = (code(52, 1, 7), code(37, 1, 1), code(36, 1, 8));
+    let pieces = [king_w, lance_w, gold_b, pawn_b, king_b];
     let expected = with_pieces(
         vec![
             (pair(gold_b, king_w), 6.0),   // check
@@ -90,16 +130,15 @@ fn check_and_flip_white_to_move() {
             (pair(lance_w, king_b), 10.0), // x-ray to the black king
             (pair(king_b, pawn_b), 2.0),   // defends the attacked pawn
         ],
-        &[king_w, lance_w, gold_b, pawn_b, king_b],
+        &pieces,
     );
     assert_eq!(features(&pos, RelationEncoding::Value), expected);
 
     // one-hot: the same pairs, 10 indices each, value 1
-    let onehot: Vec<(u32, f32)> = expected
-        .iter()
-        .map(|&(i, v)| (10 * i + v as u32 - 1, 1.0))
-        .collect();
-    assert_eq!(features(&pos, RelationEncoding::OneHot), sorted(onehot));
+    assert_eq!(
+        features(&pos, RelationEncoding::OneHot),
+        onehot(&expected, &pieces)
+    );
 }
 
 #[test]
@@ -107,28 +146,19 @@ fn hand_pieces_count_slots_for_both_owners() {
     // Black has 2 pawns and a bishop in hand, White a rook; Black to move.
     let pos = position_from_sfen("4k4/9/9/9/9/9/9/9/4K4 b 2PBr 1").unwrap();
     let slot = |owner: u32, base: u32, nth: u32| 38 * owner + base + nth;
-    let (king, king_w) = (code(44, 0, 8), code(36, 1, 8));
-    let mut expected = vec![(pair(king, king), 1.0), (pair(king_w, king_w), 1.0)];
+    let pieces = [code(44, 0, 8), code(36, 1, 8)];
+    let mut expected = Vec::new();
     for s in [slot(0, 0, 0), slot(0, 0, 1), slot(0, 30, 0), slot(1, 32, 0)] {
         expected.push((BOARD + 162 * s + 44, 1.0)); // own king 5i
         expected.push((BOARD + 162 * s + 81 + 36, 1.0)); // enemy king 5a
     }
-    assert_eq!(
-        features(&pos, RelationEncoding::Value),
-        sorted(expected.clone())
-    );
+    let expected = with_pieces(expected, &pieces);
+    assert_eq!(features(&pos, RelationEncoding::Value), expected);
     // one-hot moves the hand block after the 10x pair block
-    let shifted: Vec<(u32, f32)> = expected
-        .iter()
-        .map(|&(i, v)| {
-            if i >= BOARD {
-                (i + 9 * BOARD, v)
-            } else {
-                (10 * i, v)
-            }
-        })
-        .collect();
-    assert_eq!(features(&pos, RelationEncoding::OneHot), sorted(shifted));
+    assert_eq!(
+        features(&pos, RelationEncoding::OneHot),
+        onehot(&expected, &pieces)
+    );
 }
 
 /// Every position of the bundled sample and all its siblings.
@@ -178,7 +208,9 @@ fn indices_are_unique_and_in_range() {
             for_each_feature(&pos, enc, |i, v| {
                 assert!((i as usize) < enc.num_features());
                 assert!(seen.insert(i), "index {i} twice in {}", pos.to_sfen(None));
+                let kind_block = (i as usize) >= enc.num_features() - 28 * 28 * 11;
                 match enc {
+                    _ if kind_block => assert!(v >= 1.0 && v.fract() == 0.0),
                     RelationEncoding::Value => assert!((1.0..=10.0).contains(&v)),
                     RelationEncoding::OneHot => assert_eq!(v, 1.0),
                 }
@@ -186,5 +218,5 @@ fn indices_are_unique_and_in_range() {
         }
     }
     assert_eq!(NUM_FEATURES, RelationEncoding::Value.num_features());
-    assert_eq!(NUM_FEATURES, 5_143_824 + 12_312);
+    assert_eq!(NUM_FEATURES, 5_143_824 + 12_312 + 28 * 28 * 11);
 }

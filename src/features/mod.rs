@@ -1,4 +1,4 @@
-//! Two-piece attack-relation features of a position ("attack2", version 2).
+//! Two-piece attack-relation features of a position ("attack2", version 3).
 //!
 //! A feature is an ordered pair of pieces (A, B) where A attacks B's square,
 //! directly or, for a slider (lance, bishop, rook, horse, dragon), through
@@ -9,6 +9,13 @@
 //! material and piece-square values (version 1 had no such feature and could
 //! not represent material). Pieces in hand attack nothing, so each piece in
 //! hand is paired with each king instead.
+//!
+//! A pair feature names both squares, so what it teaches about one square
+//! pair says nothing about the next. Each pair is therefore also counted
+//! without its squares, in a small *kind block*: how many times a piece of
+//! kind A relates to a piece of kind B in this way (an own rook hanging to an
+//! enemy pawn, wherever they stand). The self-pairs make that block count
+//! the pieces of each kind, which is material.
 //!
 //! Everything is seen from the side to move in `pos`: when White is to move
 //! the board is turned round (square `s` becomes `80 - s`) and "own" means
@@ -35,6 +42,11 @@
 //!                 base: P 0, L 18, N 22, S 26, B 30, R 32, G 34   owner o's hand
 //! index = BOARD + 162 * slot + 81 * king_owner + sq(king square),  value = 1
 //!         for every n = 1..=count and both kings
+//!
+//!
+//! kind block, after the hand block (offset KINDS = BOARD + 12_312):
+//! index = KINDS + 11 * (28 * pc(A) + pc(B)) + rel - 1,  rel 11 = the piece itself
+//! value = how many pairs of the position have that (pc(A), pc(B), rel)
 //! ```
 //!
 //! So owning `c` pawns in hand turns on slots 1..=c: the model learns the
@@ -52,12 +64,20 @@
 //! // three pieces paired with itself (the enemy king on 5a has owner 1).
 //! let code = |sq: u32, pc: u32| 28 * sq + pc;
 //! let (gold, king, enemy_king) = (code(43, 6), code(44, 7), code(36, 14 + 7));
+//! // the kind block counts the same pairs without their squares
+//! let kinds = 5_143_824 + 12_312;
+//! let kind = |a: u32, b: u32, rel: u32| kinds + 11 * (28 * a + b) + rel - 1;
 //! assert_eq!(f, vec![
 //!     (2268 * enemy_king + enemy_king, 1.0),
 //!     (2268 * gold + gold, 1.0),
 //!     (2268 * gold + king, 1.0),
 //!     (2268 * king + gold, 1.0),
 //!     (2268 * king + king, 1.0),
+//!     (kind(6, 6, 11), 1.0),
+//!     (kind(6, 7, 1), 1.0),
+//!     (kind(7, 6, 1), 1.0),
+//!     (kind(7, 7, 11), 1.0),
+//!     (kind(21, 21, 11), 1.0),
 //! ]);
 //! ```
 
@@ -74,7 +94,7 @@ use rsshogi::types::{Color, HandPiece, Piece, Square};
 /// Name of the feature scheme, recorded in every feature file and model.
 pub const SCHEME: &str = "attack2";
 /// Version of the scheme; bump it whenever an index or value changes.
-pub const SCHEME_VERSION: u32 = 2;
+pub const SCHEME_VERSION: u32 = 3;
 
 const PIECE_CODES: usize = 28;
 const CODES: usize = 81 * PIECE_CODES;
@@ -88,10 +108,19 @@ const HAND_BASE: [usize; 7] = [0, 18, 22, 26, 30, 32, 34];
 const HAND_CAP: [u32; 7] = [18, 4, 4, 4, 2, 2, 4];
 /// Hand features: 2 owners x 38 slots x 2 kings x 81 squares.
 const HAND_FEATURES: usize = 2 * HAND_SLOTS * 2 * 81;
+/// Relation slots of the kind block: the ten relations and "the piece itself".
+const KIND_RELATIONS: usize = Relation::COUNT + 1;
+/// Kind-block features: 28 x 28 piece codes x 11 relations.
+const KIND_FEATURES: usize = PIECE_CODES * PIECE_CODES * KIND_RELATIONS;
+/// The kind-block slot of "the piece itself".
+const SELF: usize = KIND_RELATIONS;
+/// Most pairs one position can have: 81 pieces, each reaching at most 16
+/// pieces (a dragon: 12 directly, 4 through one piece), plus itself.
+const MAX_PAIRS: usize = 81 * 17;
 
 /// Feature-space size (the largest 1-based index) of the default
 /// [`RelationEncoding::Value`]; see [`RelationEncoding::num_features`].
-pub const NUM_FEATURES: usize = PAIRS + HAND_FEATURES;
+pub const NUM_FEATURES: usize = PAIRS + HAND_FEATURES + KIND_FEATURES;
 
 /// How the relation kind of a pair is written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
@@ -110,7 +139,7 @@ impl RelationEncoding {
     pub const fn num_features(self) -> usize {
         match self {
             Self::Value => NUM_FEATURES,
-            Self::OneHot => PAIRS * Relation::COUNT + HAND_FEATURES,
+            Self::OneHot => PAIRS * Relation::COUNT + HAND_FEATURES + KIND_FEATURES,
         }
     }
 
@@ -233,12 +262,20 @@ pub fn for_each_feature(pos: &Position, encoding: RelationEncoding, mut f: impl 
         n += 1;
     }
 
-    let emit = |f: &mut dyn FnMut(u32, f32), pair: usize, rel: Relation| match encoding {
-        RelationEncoding::Value => f(pair as u32, rel.value() as f32),
-        RelationEncoding::OneHot => f(
-            (pair * Relation::COUNT + rel.value() as usize - 1) as u32,
-            1.0,
-        ),
+    // kind-block slots of the pairs emitted, counted at the end
+    let mut kinds = [0u16; MAX_PAIRS];
+    let mut n_kinds = 0;
+    // `rel` is a relation kind 1..=10, or SELF: the piece itself, written
+    // like kind 1 (value 1) in the pair block and as slot 11 in the kind block
+    let mut emit = |f: &mut dyn FnMut(u32, f32), pair: usize, rel: usize| {
+        let fine = if rel == SELF { 1 } else { rel };
+        match encoding {
+            RelationEncoding::Value => f(pair as u32, fine as f32),
+            RelationEncoding::OneHot => f((pair * Relation::COUNT + fine - 1) as u32, 1.0),
+        }
+        let (a, b) = (pair / CODES % PIECE_CODES, pair % PIECE_CODES);
+        kinds[n_kinds] = ((a * PIECE_CODES + b) * KIND_RELATIONS + rel - 1) as u16;
+        n_kinds += 1;
     };
 
     for a in &placed[..n] {
@@ -247,8 +284,8 @@ pub fn for_each_feature(pos: &Position, encoding: RelationEncoding, mut f: impl 
         let pt = a.piece.piece_type().raw();
         let promotable = (1..=6).contains(&pt);
         let a_in_zone = in_zone(ca, a.sq);
-        // the piece itself: material and piece-square value
-        emit(&mut f, code_a + code(a.sq, a.piece), Relation::Defend);
+        // the piece itself: material and piece-square value (one-hot slot 1)
+        emit(&mut f, code_a + code(a.sq, a.piece), SELF);
         let mut targets = a.direct & occ;
         while let Some(sq_b) = targets.pop_lsb() {
             let b = pos.piece_on(sq_b);
@@ -267,7 +304,7 @@ pub fn for_each_feature(pos: &Position, encoding: RelationEncoding, mut f: impl 
             } else {
                 Relation::AttackHanging
             };
-            emit(&mut f, code_a + code(sq_b, b), rel);
+            emit(&mut f, code_a + code(sq_b, b), rel.value() as usize);
         }
         let mut xrays = a.xray;
         while let Some(sq_b) = xrays.pop_lsb() {
@@ -283,8 +320,15 @@ pub fn for_each_feature(pos: &Position, encoding: RelationEncoding, mut f: impl 
                     _ => Relation::XrayThroughEnemy,
                 }
             };
-            emit(&mut f, code_a + code(sq_b, b), rel);
+            emit(&mut f, code_a + code(sq_b, b), rel.value() as usize);
         }
+    }
+
+    let kind_offset = encoding.hand_offset() + HAND_FEATURES;
+    let kinds = &mut kinds[..n_kinds];
+    kinds.sort_unstable();
+    for run in kinds.chunk_by(|x, y| x == y) {
+        f((kind_offset + run[0] as usize) as u32, run.len() as f32);
     }
 
     let hand_offset = encoding.hand_offset();
