@@ -13,7 +13,7 @@ use niwatori::train::bench::{compare, on_path};
 use niwatori::train::dataset::Dataset;
 use niwatori::train::libsvm::{Rows, parse_block};
 use niwatori::train::model::LinearModel;
-use niwatori::train::{SvrParams, fit_quiet, load, train_files};
+use niwatori::train::{SvrParams, fit, fit_quiet, load, train_files};
 
 /// The project's training settings (`niwatori learn`), where LIBLINEAR
 /// converges on real rows; with the default p = 0.1 its trust region
@@ -224,7 +224,12 @@ fn compact_columns_give_the_full_space_solution_bit_for_bit() {
         assert_eq!(map.n_features(), width);
         assert!(map.n_used() <= 300 && compact.n_features() == map.n_used());
         let params = SvrParams::default().bias(bias).check().unwrap();
-        let (w_full, s_full) = fit_quiet(&full, &params);
+        // The reference solves over the full width, as before compaction.
+        let mut w_full = vec![0.0; full.dim()];
+        let s_full = fit(&full, &params, &mut w_full, 1, |_, _| {
+            Ok::<(), std::convert::Infallible>(())
+        })
+        .unwrap();
         let (w_compact, s_compact) = fit_quiet(&compact, &params);
         assert_eq!(s_full.f.to_bits(), s_compact.f.to_bits());
         assert_eq!(s_full.iterations, s_compact.iterations);
@@ -234,6 +239,15 @@ fn compact_columns_give_the_full_space_solution_bit_for_bit() {
             assert_eq!(a.to_bits(), b.to_bits(), "weight {j}");
         }
         assert_eq!(map.compress(&w_full, bias >= 0.0), Ok(w_compact));
+        // fit_quiet compacts a full-width data set itself.
+        let (w_quiet, s_quiet) = fit_quiet(&full, &params);
+        assert_eq!(s_quiet.f.to_bits(), s_full.f.to_bits());
+        assert!(
+            w_quiet
+                .iter()
+                .zip(&w_full)
+                .all(|(a, b)| a.to_bits() == b.to_bits())
+        );
         let mut wrong = w_full.clone();
         wrong[3] = 1.0; // column 3 never occurs (indices are 7 mod 1000)
         assert_eq!(map.compress(&wrong, bias >= 0.0), Err(3));

@@ -132,6 +132,23 @@ macro_rules! with_csr {
     };
 }
 
+/// `m` over the columns that occur in it.
+fn compact_matrix<V: Clone>(
+    m: &CsMatI<V, u32, usize>,
+    n_cols: usize,
+) -> (CsMatI<V, u32, usize>, ColumnMap) {
+    let mut indices = m.indices().to_vec();
+    let map = ColumnMap::compact(&mut indices, n_cols);
+    let shape = (m.rows(), map.n_used());
+    let x = CsMatI::new(
+        shape,
+        m.proper_indptr().into_owned(),
+        indices,
+        m.data().to_vec(),
+    );
+    (x, map)
+}
+
 /// Labelled rows for training.
 #[derive(Debug, Clone)]
 pub struct Dataset {
@@ -322,6 +339,31 @@ impl Dataset {
         let map = ColumnMap::compact(&mut rows.indices, n_cols);
         let data = Self::from_zero_based(rows, map.n_used(), bias)?;
         Ok((data, map))
+    }
+
+    /// A copy over only the columns that occur (see [`ColumnMap`]).
+    pub fn compacted(&self) -> (Dataset, ColumnMap) {
+        let n = self.n_features();
+        let (x, map) = match &self.x {
+            Matrix::U8(m) => {
+                let (m, map) = compact_matrix(m, n);
+                (Matrix::U8(m), map)
+            }
+            Matrix::F32(m) => {
+                let (m, map) = compact_matrix(m, n);
+                (Matrix::F32(m), map)
+            }
+            Matrix::F64(m) => {
+                let (m, map) = compact_matrix(m, n);
+                (Matrix::F64(m), map)
+            }
+        };
+        let data = Dataset {
+            x,
+            y: self.y.clone(),
+            bias: self.bias,
+        };
+        (data, map)
     }
 
     fn from_zero_based(rows: Rows, n_cols: usize, bias: f64) -> Result<Self, DatasetError> {

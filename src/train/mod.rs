@@ -118,14 +118,17 @@ pub fn fit<E>(
     newton::minimize(&mut loss, w, &np, each_iter)
 }
 
-/// Fit `data` from zero, without reporting.
+/// Fit `data` from zero, without reporting. Solves over the columns that
+/// occur (a copy of the matrix) and returns full-space weights: the same
+/// solution, much faster when the feature space is mostly unused.
 pub fn fit_quiet(data: &Dataset, params: &SvrValidParams) -> (Vec<f64>, Solution) {
-    let mut w = vec![0.0; data.dim()];
-    let sol = fit(data, params, &mut w, 1, |_, _| {
+    let (compact, columns) = data.compacted();
+    let mut w = vec![0.0; compact.dim()];
+    let sol = fit(&compact, params, &mut w, 1, |_, _| {
         Ok::<(), std::convert::Infallible>(())
     })
     .unwrap_or_else(|e| match e {});
-    (w, sol)
+    (columns.expand(&w, data.bias() >= 0.0), sol)
 }
 
 /// Train on libsvm files / directories and write `out` and `out.json`.
