@@ -132,6 +132,23 @@ macro_rules! with_csr {
     };
 }
 
+/// `m` over the columns that occur in it.
+fn compact_matrix<V: Clone>(
+    m: &CsMatI<V, u32, usize>,
+    n_cols: usize,
+) -> (CsMatI<V, u32, usize>, ColumnMap) {
+    let mut indices = m.indices().to_vec();
+    let map = ColumnMap::compact(&mut indices, n_cols);
+    let shape = (m.rows(), map.n_used());
+    let x = CsMatI::new(
+        shape,
+        m.proper_indptr().into_owned(),
+        indices,
+        m.data().to_vec(),
+    );
+    (x, map)
+}
+
 /// Labelled rows for training.
 #[derive(Debug, Clone)]
 pub struct Dataset {
@@ -184,12 +201,173 @@ where
     }
 }
 
+/// The feature columns that occur in a data set, numbered `0..m` in
+/// ascending order ("compact" columns), and the width of the full space.
+///
+/// A file of 50 games uses about 74,000 of the scheme's 5,156,136 features;
+/// solving over the compact columns makes every solver vector 70 times
+/// smaller. Weights of features that never occur are zero at the optimum
+/// (their gradient is their own weight), so [`ColumnMap::expand`] restores
+/// the full-space solution exactly.
+///
+/// ```
+/// use niwatori::train::dataset::Dataset;
+/// use niwatori::train::libsvm::{parse_block, Rows};
+/// let mut rows = Rows::default();
+/// parse_block(b"1 2:1 9:3\n-1 5:1\n", &mut rows).unwrap();
+/// let (data, map) = Dataset::from_rows_compact(rows, 10, -1.0).unwrap();
+/// assert_eq!((data.n_features(), map.n_features()), (3, 10));
+/// assert_eq!(map.used(), &[1, 4, 8]);
+/// let full = map.expand(&[0.5, -1.0, 2.0], false);
+/// assert_eq!(full, vec![0.0, 0.5, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, 2.0, 0.0]);
+/// assert_eq!(map.compress(&full, false), Ok(vec![0.5, -1.0, 2.0]));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnMap {
+    /// Full-space (0-based) column of each compact column, ascending.
+    used: Vec<u32>,
+    n_features: usize,
+}
+
+impl ColumnMap {
+    /// Renumber 0-based `indices` (below `n_cols`) to compact columns, in
+    /// place; the renumbering keeps their order, so sorted rows stay sorted.
+    /// Uses a bitset with per-word ranks: `n_cols / 8 · 1.5` bytes.
+    fn compact(indices: &mut [u32], n_cols: usize) -> ColumnMap {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let words = n_cols.div_ceil(64);
+        let seen: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
+        indices.par_chunks(1 << 16).for_each(|chunk| {
+            for &j in chunk {
+                seen[j as usize >> 6].fetch_or(1 << (j & 63), Ordering::Relaxed);
+            }
+        });
+        let seen: Vec<u64> = seen.into_iter().map(AtomicU64::into_inner).collect();
+        let mut rank = Vec::with_capacity(words);
+        let mut used = Vec::new();
+        for (k, &bits) in seen.iter().enumerate() {
+            rank.push(used.len() as u32);
+            let mut b = bits;
+            while b != 0 {
+                used.push((k * 64) as u32 + b.trailing_zeros());
+                b &= b - 1;
+            }
+        }
+        indices.par_iter_mut().for_each(|j| {
+            let (k, bit) = (*j as usize >> 6, *j & 63);
+            *j = rank[k] + (seen[k] & ((1u64 << bit) - 1)).count_ones();
+        });
+        ColumnMap {
+            used,
+            n_features: n_cols,
+        }
+    }
+
+    /// Features of the full space (LIBLINEAR's `nr_feature`).
+    pub fn n_features(&self) -> usize {
+        self.n_features
+    }
+
+    /// Features that occur in the data (the compact space's width).
+    pub fn n_used(&self) -> usize {
+        self.used.len()
+    }
+
+    /// Full-space 0-based column of each compact column.
+    pub fn used(&self) -> &[u32] {
+        &self.used
+    }
+
+    /// Full-space weights (features, then the bias weight if `bias`) from
+    /// compact ones; features that never occur get weight 0.
+    pub fn expand(&self, w: &[f64], bias: bool) -> Vec<f64> {
+        assert_eq!(w.len(), self.n_used() + usize::from(bias));
+        let mut full = vec![0.0; self.n_features + usize::from(bias)];
+        for (&j, &x) in self.used.iter().zip(w) {
+            full[j as usize] = x;
+        }
+        if bias {
+            full[self.n_features] = w[self.n_used()];
+        }
+        full
+    }
+
+    /// Compact weights from full-space ones (as [`expand`](Self::expand)
+    /// wrote them). `Err(j)`: feature column `j` does not occur in the data
+    /// but has a non-zero weight, so the weights do not belong to this data.
+    pub fn compress(&self, full: &[f64], bias: bool) -> Result<Vec<f64>, usize> {
+        assert_eq!(full.len(), self.n_features + usize::from(bias));
+        let mut next = self.used.iter().peekable();
+        for (j, &x) in full[..self.n_features].iter().enumerate() {
+            if next.peek().is_some_and(|&&u| u as usize == j) {
+                next.next();
+            } else if x != 0.0 {
+                return Err(j);
+            }
+        }
+        let mut w: Vec<f64> = self.used.iter().map(|&j| full[j as usize]).collect();
+        if bias {
+            w.push(full[self.n_features]);
+        }
+        Ok(w)
+    }
+}
+
 impl Dataset {
     /// Build from parsed rows. `min_features` widens the feature space
     /// (e.g. to the extractor's `num_features`); `bias < 0` means no bias.
     pub fn from_rows(rows: Rows, min_features: usize, bias: f64) -> Result<Self, DatasetError> {
-        let n_rows = rows.labels.len();
         let n_cols = (rows.max_index as usize).max(min_features);
+        let mut rows = rows;
+        // Indices are 1-based in the file, 0-based in the matrix.
+        rows.indices.par_iter_mut().for_each(|j| *j -= 1);
+        Self::from_zero_based(rows, n_cols, bias)
+    }
+
+    /// Build from parsed rows over only the columns that occur in them
+    /// (see [`ColumnMap`]): the solver's vectors then have one entry per
+    /// feature seen, not per feature of the scheme. Products in the compact
+    /// space are the same sums, in the same order, as in the full space.
+    pub fn from_rows_compact(
+        rows: Rows,
+        min_features: usize,
+        bias: f64,
+    ) -> Result<(Self, ColumnMap), DatasetError> {
+        let n_cols = (rows.max_index as usize).max(min_features);
+        let mut rows = rows;
+        rows.indices.par_iter_mut().for_each(|j| *j -= 1);
+        let map = ColumnMap::compact(&mut rows.indices, n_cols);
+        let data = Self::from_zero_based(rows, map.n_used(), bias)?;
+        Ok((data, map))
+    }
+
+    /// A copy over only the columns that occur (see [`ColumnMap`]).
+    pub fn compacted(&self) -> (Dataset, ColumnMap) {
+        let n = self.n_features();
+        let (x, map) = match &self.x {
+            Matrix::U8(m) => {
+                let (m, map) = compact_matrix(m, n);
+                (Matrix::U8(m), map)
+            }
+            Matrix::F32(m) => {
+                let (m, map) = compact_matrix(m, n);
+                (Matrix::F32(m), map)
+            }
+            Matrix::F64(m) => {
+                let (m, map) = compact_matrix(m, n);
+                (Matrix::F64(m), map)
+            }
+        };
+        let data = Dataset {
+            x,
+            y: self.y.clone(),
+            bias: self.bias,
+        };
+        (data, map)
+    }
+
+    fn from_zero_based(rows: Rows, n_cols: usize, bias: f64) -> Result<Self, DatasetError> {
+        let n_rows = rows.labels.len();
         let mut indptr = Vec::with_capacity(n_rows + 1);
         let mut acc = 0usize;
         indptr.push(0);
@@ -199,9 +377,7 @@ impl Dataset {
                 .ok_or(DatasetError::TooLarge)?;
             indptr.push(acc);
         }
-        // Indices are 1-based in the file, 0-based in the matrix.
-        let mut indices = rows.indices;
-        indices.par_iter_mut().for_each(|j| *j -= 1);
+        let indices = rows.indices;
         let shape = (n_rows, n_cols);
         let err = |e: sprs::errors::StructureError| DatasetError::Structure(e.to_string());
         let x = match rows.values {

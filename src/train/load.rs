@@ -14,7 +14,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use thiserror::Error;
 
-use super::dataset::{Dataset, DatasetError};
+use super::dataset::{ColumnMap, Dataset, DatasetError};
 use super::libsvm::{BlockReader, LibsvmError, Rows, parse_block};
 use super::model::FeatureScheme;
 use super::progress::Progress;
@@ -50,6 +50,8 @@ pub struct Loaded {
     pub files: Vec<PathBuf>,
     pub features: Option<FeatureScheme>,
     pub max_index: usize,
+    /// With [`load_compact`]: the columns that occur, and the full width.
+    pub columns: Option<ColumnMap>,
     pub seconds: f64,
 }
 
@@ -153,8 +155,24 @@ pub fn collect(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, Option<FeatureScheme>
 const BLOCK: usize = 4 << 20;
 const BATCH_BYTES: usize = 32 << 20;
 
-/// Load `paths` into one data set (bias `bias`, negative for none).
+/// Load `paths` into one data set (bias `bias`, negative for none) over
+/// the full feature space.
 pub fn load(paths: &[PathBuf], bias: f64, progress: bool) -> Result<Loaded, LoadError> {
+    load_with(paths, bias, progress, false)
+}
+
+/// Load `paths` over only the features that occur in them (see
+/// [`ColumnMap`]); `columns` maps back to the full space.
+pub fn load_compact(paths: &[PathBuf], bias: f64, progress: bool) -> Result<Loaded, LoadError> {
+    load_with(paths, bias, progress, true)
+}
+
+fn load_with(
+    paths: &[PathBuf],
+    bias: f64,
+    progress: bool,
+    compact: bool,
+) -> Result<Loaded, LoadError> {
     let start = Instant::now();
     let (files, features) = collect(paths)?;
     let total: u64 = files
@@ -266,12 +284,18 @@ pub fn load(paths: &[PathBuf], bias: f64, progress: bool) -> Result<Loaded, Load
         Some(f) => f.num_features,
         None => 0,
     };
-    let data = Dataset::from_rows(rows, min_features, bias)?;
+    let (data, columns) = if compact {
+        let (data, map) = Dataset::from_rows_compact(rows, min_features, bias)?;
+        (data, Some(map))
+    } else {
+        (Dataset::from_rows(rows, min_features, bias)?, None)
+    };
     Ok(Loaded {
         data,
         files,
         features,
         max_index,
+        columns,
         seconds: start.elapsed().as_secs_f64(),
     })
 }

@@ -118,14 +118,17 @@ pub fn fit<E>(
     newton::minimize(&mut loss, w, &np, each_iter)
 }
 
-/// Fit `data` from zero, without reporting.
+/// Fit `data` from zero, without reporting. Solves over the columns that
+/// occur (a copy of the matrix) and returns full-space weights: the same
+/// solution, much faster when the feature space is mostly unused.
 pub fn fit_quiet(data: &Dataset, params: &SvrValidParams) -> (Vec<f64>, Solution) {
-    let mut w = vec![0.0; data.dim()];
-    let sol = fit(data, params, &mut w, 1, |_, _| {
+    let (compact, columns) = data.compacted();
+    let mut w = vec![0.0; compact.dim()];
+    let sol = fit(&compact, params, &mut w, 1, |_, _| {
         Ok::<(), std::convert::Infallible>(())
     })
     .unwrap_or_else(|e| match e {});
-    (w, sol)
+    (columns.expand(&w, data.bias() >= 0.0), sol)
 }
 
 /// Train on libsvm files / directories and write `out` and `out.json`.
@@ -170,15 +173,21 @@ pub fn train_files_with(
     out: &Path,
     opts: &TrainOptions,
 ) -> Result<TrainSummary, TrainError> {
-    let loaded = load::load(paths, params.bias(), opts.progress)?;
-    let data = &loaded.data;
+    // Solve over the features that occur (a few per cent of the scheme's
+    // millions): every solver vector shrinks accordingly. The weights are
+    // expanded to the full space only for the model file.
+    let loaded = load::load_compact(paths, params.bias(), opts.progress)?;
+    let columns = loaded.columns.expect("load_compact maps columns");
+    let data = loaded.data;
+    let has_bias = params.bias() >= 0.0;
     if opts.progress {
         eprintln!(
-            "loaded {} files: {} rows, {} non-zeros, {} features, {:.1} MB, {:.1} s",
+            "loaded {} files: {} rows, {} non-zeros, {} features ({} occur), {:.1} MB, {:.1} s",
             loaded.files.len(),
             data.n_rows(),
             data.nnz(),
-            data.n_features(),
+            columns.n_features(),
+            columns.n_used(),
             data.bytes() as f64 / 1e6,
             loaded.seconds
         );
@@ -188,6 +197,8 @@ pub fn train_files_with(
     let mut state = out.as_os_str().to_owned();
     state.push(".ckpt-state.json");
     let ckpt_json = PathBuf::from(state);
+    // Checkpoints hold full-space weights, as model files do.
+    let full_dim = columns.n_features() + usize::from(has_bias);
     let info = |iteration| CheckpointInfo {
         iteration,
         c: params.c(),
@@ -195,7 +206,7 @@ pub fn train_files_with(
         bias: params.bias(),
         rows: data.n_rows(),
         nonzeros: data.nnz(),
-        dim: data.dim(),
+        dim: full_dim,
     };
     let mut w = vec![0.0; data.dim()];
     let mut first_iter = 1;
@@ -211,13 +222,21 @@ pub fn train_files_with(
                 source,
             })?;
         let want = info(saved.iteration);
-        if saved != want || model.raw_weights().len() != w.len() {
+        if saved != want || model.raw_weights().len() != full_dim {
             return Err(TrainError::Checkpoint {
                 path: ckpt,
                 message: format!("saved {saved:?}, this run {want:?}"),
             });
         }
-        w.copy_from_slice(model.raw_weights());
+        w = columns
+            .compress(model.raw_weights(), has_bias)
+            .map_err(|j| TrainError::Checkpoint {
+                path: ckpt.clone(),
+                message: format!(
+                    "feature {} has a non-zero weight but does not occur in the data",
+                    j + 1
+                ),
+            })?;
         first_iter = saved.iteration + 1;
         if opts.progress {
             eprintln!(
@@ -228,12 +247,12 @@ pub fn train_files_with(
         }
     }
     let start = Instant::now();
-    let solution = fit(data, params, &mut w, first_iter, |it, w| {
+    let solution = fit(&data, params, &mut w, first_iter, |it, w| {
         if opts.progress {
             eprintln!("{}", format_iter(it));
         }
         if opts.checkpoint {
-            LinearModel::new(w.to_vec(), params.bias(), None).save(&ckpt)?;
+            LinearModel::new(columns.expand(w, has_bias), params.bias(), None).save(&ckpt)?;
             let json = serde_json::to_string(&info(it.iter)).expect("serialises");
             write_atomic(&ckpt_json, json.as_bytes())?;
         }
@@ -251,6 +270,9 @@ pub fn train_files_with(
         load_seconds: loaded.seconds,
         train_seconds,
     };
+    // The matrix is no longer needed: free it before the full-space weights
+    // and the model text are built, so they do not add to the peak.
+    drop(data);
     let meta = ModelMetadata {
         features: loaded.features.clone(),
         solver: "L2R_L2LOSS_SVR".into(),
@@ -258,21 +280,22 @@ pub fn train_files_with(
         p: params.p(),
         e: params.eps(),
         bias: params.bias(),
-        nr_feature: data.n_features(),
+        nr_feature: columns.n_features(),
         objective: solution.f,
         gradient_norm: solution.gnorm,
         iterations: solution.iterations,
         converged: summary.converged,
         data: DataSummary {
             files: loaded.files.len(),
-            rows: data.n_rows(),
-            nonzeros: data.nnz(),
+            rows: summary.rows,
+            nonzeros: summary.nonzeros,
             max_index: loaded.max_index,
-            bytes: data.bytes(),
+            bytes: summary.bytes,
         },
         load_seconds: loaded.seconds,
         train_seconds,
     };
+    let w = columns.expand(&w, has_bias);
     LinearModel::new(w, params.bias(), Some(meta)).save(out)?;
     if opts.checkpoint && summary.converged {
         // The model supersedes the checkpoint; an unfinished run keeps it,
