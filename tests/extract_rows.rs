@@ -355,3 +355,35 @@ fn cli_names_a_missing_input() {
         "{err}"
     );
 }
+
+#[test]
+fn files_with_one_name_in_two_folders_need_a_root() {
+    let src = fresh_dir("root-in");
+    let (x, y) = (src.join("x"), src.join("y"));
+    let files = [
+        short("selfplay/0001.csa", 4, &x),
+        short("selfplay/0001.csa", 4, &y),
+    ];
+    // named by their own file name, the two records would overwrite each other
+    let clash = extract(
+        &files,
+        &fresh_dir("root-clash"),
+        &ExtractOptions::default(),
+        Arc::new(Material),
+    );
+    assert!(
+        clash
+            .unwrap_err()
+            .to_string()
+            .contains("both map to output")
+    );
+    // named by their path below the common root, both are kept
+    let out = fresh_dir("root-out");
+    let options = ExtractOptions {
+        root: Some(src.clone()),
+        ..Default::default()
+    };
+    run(&files, &out, &options);
+    assert!(out.join("x/0001.csa.0.svm").is_file());
+    assert!(out.join("y/0001.csa.0.svm").is_file());
+}

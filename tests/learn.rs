@@ -30,7 +30,7 @@ fn trained_model(dir: &Path) -> PathBuf {
         Arc::new(Material),
     )
     .unwrap();
-    let params = linfa::ParamGuard::check(SvrParams::default().c(0.1).p(0.005).eps(0.01)).unwrap();
+    let params = linfa::ParamGuard::check(SvrParams::default().c(0.1).p(0.005).eps(0.001)).unwrap();
     let model = dir.join("m.model");
     train_files(&[dir.join("rows")], &params, &model, false).unwrap();
     model

@@ -75,6 +75,7 @@ pub fn run(args: ExtractArgs) -> Result<()> {
         jobs: args.jobs,
         resume: args.resume,
         progress: !args.quiet,
+        root: None,
     };
     let eval: Arc<dyn Evaluator> = match &args.model {
         Some(path) => Arc::new(crate::eval::Learned::load(path)?),

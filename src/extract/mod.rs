@@ -53,6 +53,10 @@ pub struct ExtractOptions {
     pub resume: bool,
     /// Show progress on stderr.
     pub progress: bool,
+    /// Name outputs by their path below this folder rather than below each
+    /// input (for a list of files from one tree whose names repeat across
+    /// subfolders, as `learn` passes).
+    pub root: Option<PathBuf>,
 }
 
 impl Default for ExtractOptions {
@@ -63,6 +67,7 @@ impl Default for ExtractOptions {
             jobs: None,
             resume: false,
             progress: false,
+            root: None,
         }
     }
 }
@@ -278,7 +283,10 @@ where
     let mut names: HashMap<PathBuf, PathBuf> = HashMap::new();
     let mut jobs: Vec<(PathBuf, &Game)> = Vec::new();
     for InputFile { input, file, games } in &inputs {
-        let rel = output::relative_name(input, file);
+        let rel = match options.root.as_deref().map(|r| file.strip_prefix(r)) {
+            Some(Ok(below)) => below.to_path_buf(),
+            _ => output::relative_name(input, file),
+        };
         if let Some(prev) = names.insert(rel.clone(), file.clone())
             && prev != *file
         {

@@ -141,7 +141,9 @@ pub fn run(args: LearnArgs) -> Result<()> {
         let dir = args.features.join(format!("iter-{k}"));
         let options = ExtractOptions {
             resume: true,
-            progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            // a bar on a terminal, plain periodic lines otherwise
+            progress: true,
+            root: Some(args.kifu.clone()),
             ..ExtractOptions::default()
         };
         let train_dir = dir.join("train");
