@@ -1,7 +1,7 @@
 //! Material-only evaluations: the baseline a learned evaluation must beat.
 
 use rsshogi::board::Position;
-use rsshogi::types::{HandPiece, PieceType};
+use rsshogi::types::{HandPiece, Move32, PieceType};
 
 use super::Evaluator;
 
@@ -66,6 +66,29 @@ fn material_balance(pos: &Position, hand_percent: i32) -> i32 {
     score + hand * hand_percent / 100
 }
 
+/// What `mv` gains the mover under [`material_balance`] with `hand_percent`:
+/// a capture wins the piece on the board and its unpromoted kind in hand, a
+/// promotion the difference of the two kinds, a drop trades the hand value
+/// for the board value. Exact, as every hand value (a multiple of 50 times
+/// `hand_percent` / 100) is a whole number for the percentages used here.
+fn material_delta(pos: &Position, mv: Move32, hand_percent: i32) -> i32 {
+    let in_hand = |pt: PieceType| piece_value(pt) * hand_percent / 100;
+    if let Some(pt) = mv.dropped_piece() {
+        return piece_value(pt) - in_hand(pt);
+    }
+    let mut delta = 0;
+    let captured = pos.piece_on(mv.to_sq());
+    if !captured.is_empty() {
+        let pt = captured.piece_type();
+        delta += piece_value(pt) + in_hand(pt.demote());
+    }
+    if mv.is_promotion() {
+        let moved = pos.piece_on(mv.from_sq()).piece_type();
+        delta += piece_value(moved.promote()) - piece_value(moved);
+    }
+    delta
+}
+
 /// Piece values, the same in hand and on the board, as in a simple engine.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Material;
@@ -79,6 +102,9 @@ impl Evaluator for Material {
     }
     fn quiet_gain_bound(&self) -> Option<i32> {
         Some(0)
+    }
+    fn move_delta(&self, pos: &Position, mv: Move32) -> Option<i32> {
+        Some(material_delta(pos, mv, 100))
     }
 }
 
@@ -97,5 +123,56 @@ impl Evaluator for MaterialHand {
     fn quiet_gain_bound(&self) -> Option<i32> {
         // A drop turns a hand piece into a board piece: a small loss.
         Some(0)
+    }
+    fn move_delta(&self, pos: &Position, mv: Move32) -> Option<i32> {
+        Some(material_delta(pos, mv, 110))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rsshogi::board::{Move32List, generate_legal_all_move32, position_from_sfen};
+
+    /// Every legal move (promotions, non-promotions, drops, captures of
+    /// promoted pieces) of a tree of positions: the incremental score must
+    /// equal the full evaluation after the move.
+    fn check_tree(eval: &dyn Evaluator, pos: &mut Position, depth: u32, checked: &mut usize) {
+        let mut moves = Move32List::new();
+        generate_legal_all_move32(pos, &mut moves);
+        let before = eval.evaluate(pos);
+        for &mv in moves.iter() {
+            let delta = eval.move_delta(pos, mv).unwrap();
+            pos.apply_move32(mv);
+            assert_eq!(
+                eval.evaluate(pos),
+                -(before + delta),
+                "{} after {}",
+                eval.name(),
+                mv.to_usi()
+            );
+            *checked += 1;
+            if depth > 1 {
+                check_tree(eval, pos, depth - 1, checked);
+            }
+            pos.undo_move32(mv).unwrap();
+        }
+    }
+
+    #[test]
+    fn move_delta_matches_full_evaluation() {
+        let sfens = [
+            "l6nl/5+P1gk/2np1S3/p1p4Pp/3P2Sp1/1PPb2P1P/P5GS1/R8/LN4bKL w GR5pnsg 1",
+            "8l/1l+R2P3/p2pBG1pp/kps1p4/Nn1P2G2/P1P1P2PP/1PS6/1KSG3+r1/LN2+p3L w Sbgn2p 124",
+            "3g4l/+R1sg2S2/p1npk1s+Rp/2pb2p2/4g2N1/1p7/P1PP1PP1P/1P1S5/LNK2G2L w BN2L4P 88",
+        ];
+        for eval in [&Material as &dyn Evaluator, &MaterialHand] {
+            let mut checked = 0;
+            for sfen in sfens {
+                let mut pos = position_from_sfen(sfen).unwrap();
+                check_tree(eval, &mut pos, 2, &mut checked);
+            }
+            assert!(checked > 10_000, "only {checked} moves checked");
+        }
     }
 }

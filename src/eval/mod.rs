@@ -21,6 +21,7 @@ pub use material::{Material, MaterialHand, piece_value};
 pub use noise::Noisy;
 
 use rsshogi::board::Position;
+use rsshogi::types::Move32;
 
 impl<E: Evaluator + ?Sized> Evaluator for std::sync::Arc<E> {
     fn evaluate(&self, pos: &Position) -> i32 {
@@ -31,6 +32,9 @@ impl<E: Evaluator + ?Sized> Evaluator for std::sync::Arc<E> {
     }
     fn quiet_gain_bound(&self) -> Option<i32> {
         (**self).quiet_gain_bound()
+    }
+    fn move_delta(&self, pos: &Position, mv: Move32) -> Option<i32> {
+        (**self).move_delta(pos, mv)
     }
 }
 
@@ -47,6 +51,16 @@ pub trait Evaluator: Send + Sync {
     /// uses it to skip such moves at the frontier without changing the
     /// result (for material, a quiet move changes nothing: `Some(0)`).
     fn quiet_gain_bound(&self) -> Option<i32> {
+        None
+    }
+
+    /// How much the legal move `mv` (not yet played in `pos`) raises the
+    /// mover's evaluation, when that is known without a full evaluation:
+    /// `evaluate(after) == -(evaluate(pos) + delta)` exactly. Search carries
+    /// the score down the tree with it; [`Evaluator::evaluate`] stays the
+    /// reference (debug builds check every incremental score against it).
+    /// `None` (the default): not incremental.
+    fn move_delta(&self, _pos: &Position, _mv: Move32) -> Option<i32> {
         None
     }
 }

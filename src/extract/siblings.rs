@@ -174,17 +174,20 @@ pub fn expand_game<S: SiblingScore + ?Sized>(
         scratch.feats.clear();
         scratch.ranges.clear();
         scratch.scores.clear();
+        // The same position with an indexed history: every move played on
+        // `pos` would otherwise scan the whole game for repetitions.
+        let mut work = pos.clone_for_search();
         for &mv in moves.iter() {
-            pos.apply_move32(mv);
-            scratch.scores.push(scorer.score(&mut pos));
+            work.apply_move32(mv);
+            scratch.scores.push(scorer.score(&mut work));
             if stage != Stage::Score {
                 let start = scratch.feats.len();
                 let feats = &mut scratch.feats;
-                for_each_feature(&pos, encoding, |idx, v| feats.push((idx, v as u8)));
+                for_each_feature(&work, encoding, |idx, v| feats.push((idx, v as u8)));
                 scratch.feats[start..].sort_unstable_by_key(|&(idx, _)| idx);
                 scratch.ranges.push((start, scratch.feats.len()));
             }
-            pos.undo_move32(mv)
+            work.undo_move32(mv)
                 .expect("undo of a move just applied cannot fail");
         }
         let labels = targets(&scratch.scores, game_idx, margin);

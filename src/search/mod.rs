@@ -361,7 +361,7 @@ fn root_search(worker: &mut Worker, root_moves: &mut [Move32], depth: i32) -> It
     for i in 0..root_moves.len() {
         let mv = root_moves[i];
         let gives_check = worker.pos.gives_check_move32(mv);
-        worker.pos.apply_move32_with_gives_check(mv, gives_check);
+        worker.make_move(mv, gives_check, 0);
         let score = if i == 0 {
             -worker.search(-beta, -alpha, depth - 1, 1, true, true)
         } else {

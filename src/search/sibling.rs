@@ -51,6 +51,7 @@ impl SiblingScorer {
             0,
             &mut self.buffers,
         );
+        worker.ceiling_pruning = true;
         -worker.search(-INFINITE, INFINITE, 1, 0, true, false)
     }
 }
