@@ -63,7 +63,7 @@ fn extract_game(dir: &Path) -> PathBuf {
 
 /// The same rows with the features that occur renumbered 1..m in order,
 /// written to `out` (no `extract.json` beside it). LIBLINEAR sizes its
-/// vectors by the largest index, so on the raw file (5,156,136 features)
+/// vectors by the largest index, so on the raw file (5,164,760 features)
 /// it takes minutes; the problem is the same up to a renumbering of w.
 fn renumber(svm: &Path, out: &Path) -> Vec<u32> {
     let text = std::fs::read_to_string(svm).unwrap();
@@ -100,7 +100,7 @@ fn real_rows_compact_solution_and_liblinear_agreement() {
     let used = renumber(&svm, &renumbered);
     let params = SvrParams::default().c(C).p(P).eps(EPS).check().unwrap();
 
-    // On the extracted directory (the scheme's 5,156,136 features) and on
+    // On the extracted directory (every feature of the scheme) and on
     // the renumbered file: the same solution, bit for bit, and the model of
     // the former has weight 0 for every feature that never occurs.
     let full_model = tmp.path().join("full.model");
@@ -123,7 +123,7 @@ fn real_rows_compact_solution_and_liblinear_agreement() {
     assert_eq!(s_full.objective.to_bits(), s_flat.objective.to_bits());
     let m_full = LinearModel::load(&full_model).unwrap();
     let m_flat = LinearModel::load(&flat_model).unwrap();
-    assert_eq!(m_full.nr_feature(), 5_156_136);
+    assert_eq!(m_full.nr_feature(), niwatori::features::NUM_FEATURES);
     assert_eq!(m_flat.nr_feature(), used.len());
     let mut k = 0;
     for (j, &w) in m_full.weights().iter().enumerate() {

@@ -43,7 +43,7 @@ pub struct LearnArgs {
     #[arg(short = 'p', default_value_t = 0.005)]
     pub p: f64,
     /// Newton stopping tolerance (relative gradient norm).
-    #[arg(short = 'e', default_value_t = 0.01)]
+    #[arg(short = 'e', default_value_t = 0.001)]
     pub e: f64,
     /// Fraction of record files held out (seeded hash of the path).
     #[arg(long, default_value_t = 0.1)]
