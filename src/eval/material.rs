@@ -106,6 +106,9 @@ impl Evaluator for Material {
     fn move_delta(&self, pos: &Position, mv: Move32) -> Option<i32> {
         Some(material_delta(pos, mv, 100))
     }
+    fn null_move_negates(&self) -> bool {
+        true
+    }
 }
 
 /// Pieces in hand worth 10 % more than on the board: a piece in hand can be
@@ -126,6 +129,9 @@ impl Evaluator for MaterialHand {
     }
     fn move_delta(&self, pos: &Position, mv: Move32) -> Option<i32> {
         Some(material_delta(pos, mv, 110))
+    }
+    fn null_move_negates(&self) -> bool {
+        true
     }
 }
 

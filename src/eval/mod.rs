@@ -36,6 +36,9 @@ impl<E: Evaluator + ?Sized> Evaluator for std::sync::Arc<E> {
     fn move_delta(&self, pos: &Position, mv: Move32) -> Option<i32> {
         (**self).move_delta(pos, mv)
     }
+    fn null_move_negates(&self) -> bool {
+        (**self).null_move_negates()
+    }
 }
 
 /// A static evaluation of a position.
@@ -62,6 +65,13 @@ pub trait Evaluator: Send + Sync {
     /// `None` (the default): not incremental.
     fn move_delta(&self, _pos: &Position, _mv: Move32) -> Option<i32> {
         None
+    }
+
+    /// Whether passing the turn exactly negates the evaluation (material
+    /// ignores whose move it is; a learned model does not), so that the null
+    /// move may reuse the parent's score.
+    fn null_move_negates(&self) -> bool {
+        false
     }
 }
 
