@@ -1,9 +1,11 @@
 //! Agreement with LIBLINEAR (`liblinear-train -s 11`), when it is installed
 //! (Debian's `liblinear-tools`; `.ci/run` installs it).
 
-use std::path::Path;
 use std::process::Command;
 
+mod common;
+
+use common::{predictions, run};
 use linfa::ParamGuard;
 use niwatori::train::bench::{compare, on_path};
 use niwatori::train::model::LinearModel;
@@ -15,23 +17,6 @@ fn liblinear() -> bool {
         eprintln!("liblinear-train not installed: skipping the LIBLINEAR agreement test");
     }
     ok
-}
-
-fn run(cmd: &mut Command) {
-    let out = cmd.output().expect("runs");
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn predictions(path: &Path) -> Vec<f64> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| l.parse().unwrap())
-        .collect()
 }
 
 fn agree_with_liblinear(bias: f64) {

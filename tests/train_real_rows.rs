@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
+mod common;
+
+use common::{predictions, run};
 use linfa::ParamGuard;
 use niwatori::eval::Material;
 use niwatori::extract::{ExtractOptions, extract};
@@ -22,23 +25,6 @@ const C: f64 = 0.1;
 const P: f64 = 0.005;
 /// Tight, so that both solvers end near the optimum, not merely near 0.
 const EPS: f64 = 1e-6;
-
-fn run(cmd: &mut Command) {
-    let out = cmd.output().expect("runs");
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn predictions(path: &Path) -> Vec<f64> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| l.parse().unwrap())
-        .collect()
-}
 
 /// Extract one real game (about 6,500 rows) into `dir`; returns its `.svm`.
 fn extract_game(dir: &Path) -> PathBuf {

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
@@ -108,4 +108,24 @@ impl UsiProcess {
         let _ = self.child.kill();
         panic!("niwatori did not quit");
     }
+}
+
+/// Runs a command that must succeed (a reference tool such as
+/// `liblinear-train`), showing its stderr if it does not.
+pub fn run(cmd: &mut Command) {
+    let out = cmd.output().expect("runs");
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The numbers of a `liblinear-predict` output file, one per line.
+pub fn predictions(path: &Path) -> Vec<f64> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect()
 }
