@@ -387,3 +387,77 @@ fn files_with_one_name_in_two_folders_need_a_root() {
     assert!(out.join("x/0001.csa.0.svm").is_file());
     assert!(out.join("y/0001.csa.0.svm").is_file());
 }
+
+/// `--features-at leaf`: same rows and labels, each row describing the end
+/// of its sibling search's principal variation from the sibling's side to
+/// move, and the label is that leaf's material balance.
+#[test]
+fn leaf_rows_describe_the_principal_variation_leaf() {
+    use niwatori::eval::Evaluator;
+    use niwatori::extract::FeaturesAt;
+    use niwatori::features::for_each_feature_from;
+
+    let src = fresh_dir("leaf-in");
+    let input = [short("pro/kifu25654.csa", 40, &src)];
+    let (sib, leaf) = (fresh_dir("leaf-sibling"), fresh_dir("leaf-leaf"));
+    run(&input, &sib, &ExtractOptions::default());
+    let options = ExtractOptions {
+        features_at: FeaturesAt::Leaf,
+        ..Default::default()
+    };
+    run(&input, &leaf, &options);
+    let meta: RunMeta =
+        serde_json::from_slice(&std::fs::read(leaf.join("extract.json")).unwrap()).unwrap();
+    assert_eq!(meta.scheme.features_at, "leaf");
+
+    let read = |dir: &Path| {
+        let f = svm_files(dir);
+        assert_eq!(f.len(), 1);
+        libsvm::parse_rows(&std::fs::read_to_string(&f[0]).unwrap()).unwrap()
+    };
+    let (sib_rows, leaf_rows) = (read(&sib), read(&leaf));
+    assert_eq!(sib_rows.len(), leaf_rows.len());
+
+    let record = &csa::parse_csa_games_bytes(&std::fs::read(&input[0]).unwrap()).unwrap()[0];
+    let mut pos = position_from_sfen(record.init_position_sfen()).unwrap();
+    pos.init_stack();
+    let mut scorer = SiblingScorer::new(Arc::new(Material));
+    let (mut row, mut differ, mut quiet, mut exact) = (0, 0, 0, 0);
+    for mv in record.main_moves().map(|m| m.mv()) {
+        let mut legal = Move32List::new();
+        generate_legal_all_move32(&pos, &mut legal);
+        for &m in legal.iter() {
+            assert_eq!(sib_rows[row].0, leaf_rows[row].0, "label of row {row}");
+            pos.apply_move32(m);
+            let us = pos.turn();
+            let score = scorer.score(&mut pos);
+            let pv = scorer.pv().to_vec();
+            assert!(!pv.is_empty(), "a reply or a mate: row {row}");
+            for &p in &pv {
+                pos.apply_move32(p);
+            }
+            let mut want = Vec::new();
+            for_each_feature_from(&pos, us, RelationEncoding::Value, |i, v| {
+                want.push((i + 1, f64::from(v)))
+            });
+            want.sort_by_key(|x| x.0);
+            assert_eq!(leaf_rows[row].1, want, "row {row}");
+            differ += usize::from(leaf_rows[row].1 != sib_rows[row].1);
+            if score.abs() < 10_000 {
+                // material from the mover's side (the sibling's non-mover)
+                let sign = if pos.turn() == us { -1 } else { 1 };
+                quiet += 1;
+                exact += usize::from(sign * Material.evaluate(&pos) == score);
+            }
+            for &p in pv.iter().rev() {
+                pos.undo_move32(p).unwrap();
+            }
+            pos.undo_move32(m).unwrap();
+            row += 1;
+        }
+        pos.apply_move32(pos.move32_from_move(mv));
+    }
+    assert_eq!(row, leaf_rows.len());
+    assert!(differ * 2 > row, "{differ} of {row} rows moved to a leaf");
+    assert_eq!(exact, quiet, "labels that are the leaf's material");
+}

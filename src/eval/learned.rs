@@ -95,7 +95,7 @@ impl Learned {
     pub fn raw(&self, pos: &Position) -> f64 {
         let mut sum = 0.0f32;
         let w = &self.weights;
-        features::for_each_feature(pos, self.encoding, |i, x| {
+        features::for_each_term(pos, self.encoding, |i, x| {
             if let Some(wi) = w.get(i as usize) {
                 sum += wi * x;
             }

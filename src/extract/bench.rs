@@ -59,7 +59,7 @@ fn run_stage<S: SiblingScore, F: Fn() -> S + Sync>(
             || (make_scorer(), Scratch::default(), Vec::new()),
             |(sc, scratch, buf), g| {
                 buf.clear();
-                match expand_game(g, sc, stage, options.encoding, options.margin, scratch, buf) {
+                match expand_game(g, sc, stage, options, scratch, buf) {
                     Ok(r) => (r.rows, r.nnz, buf.len(), r.positions.len()),
                     Err(_) => (0, 0, 0, 0),
                 }

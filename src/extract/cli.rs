@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 
-use super::{ExtractOptions, SEARCH_SCORER, StaticScorer, bench, extract};
+use super::{ExtractOptions, FeaturesAt, SEARCH_SCORER, StaticScorer, bench, extract};
 use crate::eval::{Evaluator, Material};
 use crate::features::RelationEncoding;
 use crate::search::SiblingScorer;
@@ -40,6 +40,10 @@ pub struct ExtractArgs {
     /// How relation kinds are written: feature value 1..10, or one index per kind.
     #[arg(long, value_enum, default_value_t = RelationEncoding::Value)]
     pub relation_encoding: RelationEncoding,
+    /// Which position a row describes: the sibling itself, or the leaf of
+    /// its search's principal variation (a quiet position).
+    #[arg(long, value_enum, default_value_t = FeaturesAt::Sibling)]
+    pub features_at: FeaturesAt,
     /// Measure rows/s of each stage in memory instead of writing files.
     #[arg(long)]
     pub bench: bool,
@@ -72,6 +76,7 @@ pub fn run(args: ExtractArgs) -> Result<()> {
     let options = ExtractOptions {
         margin: args.margin,
         encoding: args.relation_encoding,
+        features_at: args.features_at,
         jobs: args.jobs,
         resume: args.resume,
         progress: !args.quiet,

@@ -23,8 +23,8 @@ mod siblings;
 pub use bench::{BenchReport, bench};
 pub use cli::{BenchScorer, ExtractArgs, run};
 pub use siblings::{
-    ExpandError, GameRows, LABEL_SCALE, PositionRows, Scratch, SiblingScore, Stage, StaticScorer,
-    expand_game, targets,
+    ExpandError, FeaturesAt, GameRows, LABEL_SCALE, PositionRows, Scratch, SiblingScore, Stage,
+    StaticScorer, expand_game, targets,
 };
 
 use std::collections::{BTreeMap, HashMap};
@@ -47,6 +47,8 @@ pub struct ExtractOptions {
     pub margin: i32,
     /// How relation kinds are written.
     pub encoding: RelationEncoding,
+    /// Which position each row describes.
+    pub features_at: FeaturesAt,
     /// Worker threads (default: rayon's, one per core).
     pub jobs: Option<usize>,
     /// Skip games whose output is already complete.
@@ -64,6 +66,7 @@ impl Default for ExtractOptions {
         Self {
             margin: 100,
             encoding: RelationEncoding::default(),
+            features_at: FeaturesAt::default(),
             jobs: None,
             resume: false,
             progress: false,
@@ -177,6 +180,7 @@ pub fn scheme_of(options: &ExtractOptions, evaluator: &str, scorer: &str) -> Sch
         margin: options.margin,
         evaluator: evaluator.to_string(),
         scorer: scorer.to_string(),
+        features_at: options.features_at.as_str().to_string(),
     }
 }
 
@@ -353,15 +357,7 @@ where
             || (make_scorer(), Scratch::default(), Vec::new()),
             |(sc, scratch, buf), (svm, game)| {
                 buf.clear();
-                let rows = match expand_game(
-                    game,
-                    sc,
-                    Stage::Write,
-                    options.encoding,
-                    options.margin,
-                    scratch,
-                    buf,
-                ) {
+                let rows = match expand_game(game, sc, Stage::Write, options, scratch, buf) {
                     Ok(r) => r,
                     Err(e) => return Ok(Err(e)),
                 };

@@ -30,6 +30,14 @@ pub struct Scheme {
     pub evaluator: String,
     /// How siblings were scored.
     pub scorer: String,
+    /// Which position a row describes: `sibling`, or `leaf` (the end of the
+    /// sibling search's principal variation). Absent in older files.
+    #[serde(default = "sibling")]
+    pub features_at: String,
+}
+
+fn sibling() -> String {
+    "sibling".into()
 }
 
 /// `DIR/extract.json`.

@@ -4,12 +4,13 @@
 use std::sync::Arc;
 
 use rsshogi::board::{Move32List, Position, generate_legal_all_move32};
+use rsshogi::types::Move32;
 
 use crate::eval::Evaluator;
-use crate::features::{RelationEncoding, for_each_feature};
+use crate::features::for_each_feature_from;
 use crate::records::Game;
 
-use super::libsvm;
+use super::{ExtractOptions, libsvm};
 
 /// Scores clamp to this many centipawns and are divided by it when written.
 pub const LABEL_SCALE: i32 = 10_000;
@@ -20,11 +21,47 @@ pub const LABEL_SCALE: i32 = 10_000;
 pub trait SiblingScore {
     /// The sibling's score for the mover.
     fn score(&mut self, pos: &mut Position) -> i32;
+
+    /// The moves from the sibling to the position the last score came from
+    /// (empty: the sibling itself).
+    fn leaf_moves(&self) -> &[Move32] {
+        &[]
+    }
 }
 
 impl SiblingScore for crate::search::SiblingScorer {
     fn score(&mut self, pos: &mut Position) -> i32 {
         crate::search::SiblingScorer::score(self, pos)
+    }
+
+    fn leaf_moves(&self) -> &[Move32] {
+        self.pv()
+    }
+}
+
+/// Which position a sibling's row describes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum FeaturesAt {
+    /// The sibling itself (the position just after the candidate move).
+    #[default]
+    Sibling,
+    /// The leaf of the sibling search's principal variation: the quiet
+    /// position the score was read from, after the opponent's reply and the
+    /// captures quiescence chose. Seen from the sibling's side to move
+    /// whoever is to move at the leaf, so the label keeps its meaning. The
+    /// model then learns the value of quiet positions, which is what the
+    /// engine's search asks of an evaluation (captures are its own job);
+    /// Bonanza's learning compares principal-variation leaves too.
+    Leaf,
+}
+
+impl FeaturesAt {
+    /// The name used on the command line and in metadata.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Sibling => "sibling",
+            Self::Leaf => "leaf",
+        }
     }
 }
 
@@ -148,15 +185,17 @@ pub struct Scratch {
 ///
 /// Every position before a game move gives one row per legal move, the game
 /// move's among them; the final position (no game move) gives none.
+/// `options` supplies the margin, the relation encoding and which position
+/// (sibling or principal-variation leaf) each row describes.
 pub fn expand_game<S: SiblingScore + ?Sized>(
     game: &Game,
     scorer: &mut S,
     stage: Stage,
-    encoding: RelationEncoding,
-    margin: i32,
+    options: &ExtractOptions,
     scratch: &mut Scratch,
     out: &mut Vec<u8>,
 ) -> Result<GameRows, ExpandError> {
+    let (encoding, margin) = (options.encoding, options.margin);
     let mut pos = game.start_position();
     let mut result = GameRows::default();
     let mut moves = Move32List::new();
@@ -182,8 +221,20 @@ pub fn expand_game<S: SiblingScore + ?Sized>(
             scratch.scores.push(scorer.score(&mut work));
             if stage != Stage::Score {
                 let start = scratch.feats.len();
+                let us = work.turn();
+                let leaf: &[Move32] = match options.features_at {
+                    FeaturesAt::Sibling => &[],
+                    FeaturesAt::Leaf => scorer.leaf_moves(),
+                };
+                for &m in leaf {
+                    work.apply_move32(m);
+                }
                 let feats = &mut scratch.feats;
-                for_each_feature(&work, encoding, |idx, v| feats.push((idx, v as u8)));
+                for_each_feature_from(&work, us, encoding, |idx, v| feats.push((idx, v as u8)));
+                for &m in leaf.iter().rev() {
+                    work.undo_move32(m)
+                        .expect("undo of a move just applied cannot fail");
+                }
                 scratch.feats[start..].sort_unstable_by_key(|&(idx, _)| idx);
                 scratch.ranges.push((start, scratch.feats.len()));
             }

@@ -225,8 +225,35 @@ fn in_zone(color: Color, sq: Square) -> bool {
 /// Calls `f(index, value)` once for every feature of `pos`, from the point of
 /// view of the side to move. Indices are 0-based, never repeat within one
 /// call, and come in no particular order (but the same order every time).
-pub fn for_each_feature(pos: &Position, encoding: RelationEncoding, mut f: impl FnMut(u32, f32)) {
-    let us = pos.turn();
+pub fn for_each_feature(pos: &Position, encoding: RelationEncoding, f: impl FnMut(u32, f32)) {
+    for_each_feature_from(pos, pos.turn(), encoding, f)
+}
+
+/// [`for_each_feature`] seen from `us`, who need not be the side to move:
+/// `extract --features-at leaf` describes a search's leaf from the side that
+/// was to move at the root of that search.
+pub fn for_each_feature_from(
+    pos: &Position,
+    us: Color,
+    encoding: RelationEncoding,
+    f: impl FnMut(u32, f32),
+) {
+    visit::<true>(pos, us, encoding, f)
+}
+
+/// Like [`for_each_feature`], but each pair's kind-block feature comes as
+/// its own call with value 1 rather than once with the count: the same sum
+/// for a dot product, without counting (the evaluator's fast path).
+pub fn for_each_term(pos: &Position, encoding: RelationEncoding, f: impl FnMut(u32, f32)) {
+    visit::<false>(pos, pos.turn(), encoding, f)
+}
+
+fn visit<const COUNT_KINDS: bool>(
+    pos: &Position,
+    us: Color,
+    encoding: RelationEncoding,
+    mut f: impl FnMut(u32, f32),
+) {
     let flip = us == Color::WHITE;
     let norm = |sq: Square| -> usize {
         let i = sq.to_index();
@@ -262,6 +289,7 @@ pub fn for_each_feature(pos: &Position, encoding: RelationEncoding, mut f: impl 
         n += 1;
     }
 
+    let kind_offset = encoding.hand_offset() + HAND_FEATURES;
     // kind-block slots of the pairs emitted, counted at the end
     let mut kinds = [0u16; MAX_PAIRS];
     let mut n_kinds = 0;
@@ -274,8 +302,13 @@ pub fn for_each_feature(pos: &Position, encoding: RelationEncoding, mut f: impl 
             RelationEncoding::OneHot => f((pair * Relation::COUNT + fine - 1) as u32, 1.0),
         }
         let (a, b) = (pair / CODES % PIECE_CODES, pair % PIECE_CODES);
-        kinds[n_kinds] = ((a * PIECE_CODES + b) * KIND_RELATIONS + rel - 1) as u16;
-        n_kinds += 1;
+        let slot = (a * PIECE_CODES + b) * KIND_RELATIONS + rel - 1;
+        if COUNT_KINDS {
+            kinds[n_kinds] = slot as u16;
+            n_kinds += 1;
+        } else {
+            f((kind_offset + slot) as u32, 1.0);
+        }
     };
 
     for a in &placed[..n] {
@@ -324,7 +357,6 @@ pub fn for_each_feature(pos: &Position, encoding: RelationEncoding, mut f: impl 
         }
     }
 
-    let kind_offset = encoding.hand_offset() + HAND_FEATURES;
     let kinds = &mut kinds[..n_kinds];
     kinds.sort_unstable();
     for run in kinds.chunk_by(|x, y| x == y) {

@@ -16,7 +16,7 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use crate::eval::{Evaluator, Learned, Material};
-use crate::extract::{ExtractOptions, extract};
+use crate::extract::{ExtractOptions, FeaturesAt, extract};
 use crate::report::cli::{build_report, split_files};
 use crate::report::read_all_games;
 use crate::train::{SvrParams, train_files};
@@ -54,6 +54,9 @@ pub struct LearnArgs {
     /// Stop after this many iterations without a better held-out top-1.
     #[arg(long, default_value_t = 1)]
     pub patience: u32,
+    /// Which position a row describes (see `extract --features-at`).
+    #[arg(long, value_enum, default_value_t = FeaturesAt::Sibling)]
+    pub features_at: FeaturesAt,
 }
 
 /// One line of the learning history.
@@ -144,6 +147,7 @@ pub fn run(args: LearnArgs) -> Result<()> {
             // a bar on a terminal, plain periodic lines otherwise
             progress: true,
             root: Some(args.kifu.clone()),
+            features_at: args.features_at,
             ..ExtractOptions::default()
         };
         let train_dir = dir.join("train");

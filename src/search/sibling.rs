@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use rsshogi::board::Position;
+use rsshogi::types::Move32;
 
 use super::Control;
 use super::score::INFINITE;
@@ -29,6 +30,7 @@ pub struct SiblingScorer {
     eval: Arc<dyn Evaluator>,
     control: Control,
     buffers: Box<SearchBuffers>,
+    pv: Vec<Move32>,
 }
 
 impl SiblingScorer {
@@ -37,6 +39,7 @@ impl SiblingScorer {
             eval,
             control: Control::new(),
             buffers: Box::new(SearchBuffers::new()),
+            pv: Vec::new(),
         }
     }
 
@@ -52,6 +55,17 @@ impl SiblingScorer {
             &mut self.buffers,
         );
         worker.ceiling_pruning = true;
-        -worker.search(-INFINITE, INFINITE, 1, 0, true, false)
+        let score = -worker.search(-INFINITE, INFINITE, 1, 0, true, false);
+        self.pv.clear();
+        self.pv.extend_from_slice(worker.pv());
+        score
+    }
+
+    /// The principal variation of the last [`score`](Self::score), from the
+    /// sibling: the opponent's reply, then the captures quiescence chose.
+    /// Applying it gives the leaf whose evaluation the score (usually) is;
+    /// a move pruned by its exact ceiling can leave the leaf a ply short.
+    pub fn pv(&self) -> &[Move32] {
+        &self.pv
     }
 }
