@@ -388,14 +388,14 @@ fn files_with_one_name_in_two_folders_need_a_root() {
     assert!(out.join("y/0001.csa.0.svm").is_file());
 }
 
-/// `--features-at leaf`: same rows and labels, each row describing the end
-/// of its sibling search's principal variation from the sibling's side to
-/// move, and the label is that leaf's material balance.
+/// `--features-at leaf`: the same rows, each describing the end of its
+/// sibling search's principal variation (seen from its side to move), its
+/// target the sibling's label for the player not to move at the leaf, which
+/// is that leaf's material balance.
 #[test]
 fn leaf_rows_describe_the_principal_variation_leaf() {
     use niwatori::eval::Evaluator;
     use niwatori::extract::FeaturesAt;
-    use niwatori::features::for_each_feature_from;
 
     let src = fresh_dir("leaf-in");
     let input = [short("pro/kifu25654.csa", 40, &src)];
@@ -427,27 +427,31 @@ fn leaf_rows_describe_the_principal_variation_leaf() {
         let mut legal = Move32List::new();
         generate_legal_all_move32(&pos, &mut legal);
         for &m in legal.iter() {
-            assert_eq!(sib_rows[row].0, leaf_rows[row].0, "label of row {row}");
             pos.apply_move32(m);
-            let us = pos.turn();
+            let mover = pos.turn().flip();
             let score = scorer.score(&mut pos);
             let pv = scorer.pv().to_vec();
             assert!(!pv.is_empty(), "a reply or a mate: row {row}");
             for &p in &pv {
                 pos.apply_move32(p);
             }
-            let mut want = Vec::new();
-            for_each_feature_from(&pos, us, RelationEncoding::Value, |i, v| {
-                want.push((i + 1, f64::from(v)))
-            });
-            want.sort_by_key(|x| x.0);
+            let want: Vec<(u32, f64)> = features(&pos, RelationEncoding::Value)
+                .into_iter()
+                .map(|(i, v)| (i + 1, f64::from(v)))
+                .collect();
             assert_eq!(leaf_rows[row].1, want, "row {row}");
+            // the mover's label, for whoever is not to move at the leaf
+            let sign = if pos.turn() == mover { -1.0 } else { 1.0 };
+            assert_eq!(
+                leaf_rows[row].0,
+                sign * sib_rows[row].0,
+                "label of row {row}"
+            );
             differ += usize::from(leaf_rows[row].1 != sib_rows[row].1);
             if score.abs() < 10_000 {
-                // material from the mover's side (the sibling's non-mover)
-                let sign = if pos.turn() == us { -1 } else { 1 };
                 quiet += 1;
-                exact += usize::from(sign * Material.evaluate(&pos) == score);
+                let for_mover = if pos.turn() == mover { 1 } else { -1 } * Material.evaluate(&pos);
+                exact += usize::from(for_mover == score);
             }
             for &p in pv.iter().rev() {
                 pos.undo_move32(p).unwrap();

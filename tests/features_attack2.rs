@@ -5,8 +5,7 @@
 use std::collections::HashSet;
 
 use niwatori::features::{
-    NUM_FEATURES, RelationEncoding, features, for_each_feature, for_each_feature_from,
-    for_each_term,
+    NUM_FEATURES, RelationEncoding, features, for_each_feature, for_each_term,
 };
 use niwatori::records::read_games;
 use rsshogi::board::{Move32List, generate_legal_all_move32, position_from_sfen};
@@ -232,38 +231,6 @@ fn terms_add_up_to_the_features() {
             for_each_term(&pos, enc, |i, v| *summed.entry(i).or_insert(0.0) += v);
             let summed: Vec<(u32, f32)> = summed.into_iter().collect();
             assert_eq!(summed, features(&pos, enc), "{}", pos.to_sfen(None));
-        }
-    }
-}
-
-#[test]
-fn features_from_the_side_to_move_are_the_default_view() {
-    for pos in sample_positions().iter().step_by(7) {
-        let mut from = Vec::new();
-        for_each_feature_from(pos, pos.turn(), RelationEncoding::Value, |i, v| {
-            from.push((i, v))
-        });
-        assert_eq!(sorted(from), features(pos, RelationEncoding::Value));
-        // seen from the other side, the twin's view: as if the turn had passed
-        let mut other = Vec::new();
-        for_each_feature_from(pos, pos.turn().flip(), RelationEncoding::Value, |i, v| {
-            other.push((i, v))
-        });
-        let passed = position_from_sfen(&pos.to_sfen(None).replacen(
-            if pos.turn() == rsshogi::types::Color::BLACK {
-                " b "
-            } else {
-                " w "
-            },
-            if pos.turn() == rsshogi::types::Color::BLACK {
-                " w "
-            } else {
-                " b "
-            },
-            1,
-        ));
-        if let Ok(passed) = passed {
-            assert_eq!(sorted(other), features(&passed, RelationEncoding::Value));
         }
     }
 }

@@ -7,7 +7,7 @@ use rsshogi::board::{Move32List, Position, generate_legal_all_move32};
 use rsshogi::types::Move32;
 
 use crate::eval::Evaluator;
-use crate::features::for_each_feature_from;
+use crate::features::for_each_feature;
 use crate::records::Game;
 
 use super::{ExtractOptions, libsvm};
@@ -47,11 +47,13 @@ pub enum FeaturesAt {
     Sibling,
     /// The leaf of the sibling search's principal variation: the quiet
     /// position the score was read from, after the opponent's reply and the
-    /// captures quiescence chose. Seen from the sibling's side to move
-    /// whoever is to move at the leaf, so the label keeps its meaning. The
-    /// model then learns the value of quiet positions, which is what the
-    /// engine's search asks of an evaluation (captures are its own job);
-    /// Bonanza's learning compares principal-variation leaves too.
+    /// captures quiescence chose, seen like any position from its side to
+    /// move. The target stays the value for the player *not* to move there:
+    /// the mover's score, negated when the mover is to move at the leaf (an
+    /// odd number of plies below the sibling). The model then learns the
+    /// value of quiet positions, which is what the engine's search asks of
+    /// an evaluation (captures are the search's own job); Bonanza's learning
+    /// compares principal-variation leaves too.
     Leaf,
 }
 
@@ -178,6 +180,9 @@ pub struct Scratch {
     feats: Vec<(u32, u8)>,
     ranges: Vec<(usize, usize)>,
     scores: Vec<i32>,
+    /// Rows whose position has the mover to move (a leaf an odd number of
+    /// plies below the sibling): their target is negated.
+    negated: Vec<bool>,
 }
 
 /// Expands every position of `game` into sibling rows appended to `out`
@@ -213,6 +218,7 @@ pub fn expand_game<S: SiblingScore + ?Sized>(
         scratch.feats.clear();
         scratch.ranges.clear();
         scratch.scores.clear();
+        scratch.negated.clear();
         // The same position with an indexed history: every move played on
         // `pos` would otherwise scan the whole game for repetitions.
         let mut work = pos.clone_for_search();
@@ -221,7 +227,6 @@ pub fn expand_game<S: SiblingScore + ?Sized>(
             scratch.scores.push(scorer.score(&mut work));
             if stage != Stage::Score {
                 let start = scratch.feats.len();
-                let us = work.turn();
                 let leaf: &[Move32] = match options.features_at {
                     FeaturesAt::Sibling => &[],
                     FeaturesAt::Leaf => scorer.leaf_moves(),
@@ -230,21 +235,23 @@ pub fn expand_game<S: SiblingScore + ?Sized>(
                     work.apply_move32(m);
                 }
                 let feats = &mut scratch.feats;
-                for_each_feature_from(&work, us, encoding, |idx, v| feats.push((idx, v as u8)));
+                for_each_feature(&work, encoding, |idx, v| feats.push((idx, v as u8)));
                 for &m in leaf.iter().rev() {
                     work.undo_move32(m)
                         .expect("undo of a move just applied cannot fail");
                 }
                 scratch.feats[start..].sort_unstable_by_key(|&(idx, _)| idx);
                 scratch.ranges.push((start, scratch.feats.len()));
+                scratch.negated.push(leaf.len() % 2 == 1);
             }
             work.undo_move32(mv)
                 .expect("undo of a move just applied cannot fail");
         }
         let labels = targets(&scratch.scores, game_idx, margin);
         if stage == Stage::Write {
-            for (t, &(a, b)) in labels.iter().zip(&scratch.ranges) {
-                libsvm::write_row(out, *t, &scratch.feats[a..b]);
+            let rows = labels.iter().zip(&scratch.ranges).zip(&scratch.negated);
+            for ((&t, &(a, b)), &negated) in rows {
+                libsvm::write_row(out, if negated { -t } else { t }, &scratch.feats[a..b]);
             }
         }
         result.nnz += scratch.feats.len();

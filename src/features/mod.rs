@@ -226,34 +226,22 @@ fn in_zone(color: Color, sq: Square) -> bool {
 /// view of the side to move. Indices are 0-based, never repeat within one
 /// call, and come in no particular order (but the same order every time).
 pub fn for_each_feature(pos: &Position, encoding: RelationEncoding, f: impl FnMut(u32, f32)) {
-    for_each_feature_from(pos, pos.turn(), encoding, f)
-}
-
-/// [`for_each_feature`] seen from `us`, who need not be the side to move:
-/// `extract --features-at leaf` describes a search's leaf from the side that
-/// was to move at the root of that search.
-pub fn for_each_feature_from(
-    pos: &Position,
-    us: Color,
-    encoding: RelationEncoding,
-    f: impl FnMut(u32, f32),
-) {
-    visit::<true>(pos, us, encoding, f)
+    visit::<true>(pos, encoding, f)
 }
 
 /// Like [`for_each_feature`], but each pair's kind-block feature comes as
 /// its own call with value 1 rather than once with the count: the same sum
 /// for a dot product, without counting (the evaluator's fast path).
 pub fn for_each_term(pos: &Position, encoding: RelationEncoding, f: impl FnMut(u32, f32)) {
-    visit::<false>(pos, pos.turn(), encoding, f)
+    visit::<false>(pos, encoding, f)
 }
 
 fn visit<const COUNT_KINDS: bool>(
     pos: &Position,
-    us: Color,
     encoding: RelationEncoding,
     mut f: impl FnMut(u32, f32),
 ) {
+    let us = pos.turn();
     let flip = us == Color::WHITE;
     let norm = |sq: Square| -> usize {
         let i = sq.to_index();
