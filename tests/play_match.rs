@@ -106,6 +106,25 @@ fn own_evaluations_play_record_and_resume() {
 }
 
 #[test]
+fn depth_limited_games_search_to_that_depth() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("games");
+    let mut o = options("material", "material-hand", 2, &out);
+    o.limit = Limit::Depth(2);
+    let s = run_match(&o).unwrap();
+    assert_eq!(s.a_wins + s.b_wins + s.draws, 2);
+    assert_eq!((s.a.crashes, s.b.crashes), (0, 0));
+    assert_eq!(read_back(&out).0, 2);
+    for entry in std::fs::read_dir(&out).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "csa") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(text.contains("'limit: go depth 2"), "{}", path.display());
+        }
+    }
+}
+
+#[test]
 fn cli_writes_json_and_reports_bad_specs() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("m.json");

@@ -24,8 +24,12 @@ pub struct MatchArgs {
     #[arg(long, default_value_t = 2)]
     pub games: usize,
     /// Nodes per move (`go nodes`).
-    #[arg(long, conflicts_with_all = ["byoyomi", "time"])]
+    #[arg(long, conflicts_with_all = ["byoyomi", "time", "depth"])]
     pub nodes: Option<u64>,
+    /// Search depth per move (`go depth`): compares evaluations at equal
+    /// depth, whatever each costs.
+    #[arg(long, conflicts_with_all = ["byoyomi", "time"])]
+    pub depth: Option<u32>,
     /// Byoyomi per move in milliseconds.
     #[arg(long)]
     pub byoyomi: Option<u64>,
@@ -81,9 +85,10 @@ fn own_exe(given: Option<PathBuf>) -> Result<PathBuf> {
 pub fn run_match_cli(args: MatchArgs) -> Result<()> {
     let a = EngineSpec::parse(&args.a).context("--a")?;
     let b = EngineSpec::parse(&args.b).context("--b")?;
-    let limit = match args.nodes {
-        Some(n) => Limit::Nodes(n),
-        None => Limit::Time(
+    let limit = match (args.nodes, args.depth) {
+        (Some(n), _) => Limit::Nodes(n),
+        (None, Some(d)) => Limit::Depth(d),
+        (None, None) => Limit::Time(
             TimeControl::from_args(args.time.as_deref(), args.byoyomi).context("time control")?,
         ),
     };

@@ -77,6 +77,9 @@ impl fmt::Display for TimeControl {
 pub enum Limit {
     /// `go nodes K` for every move (engines that cannot take it use their fallback).
     Nodes(u64),
+    /// `go depth D` for every move: equal search depth, whatever each
+    /// evaluation costs (engines that cannot take it use their fallback).
+    Depth(u32),
     /// A clock.
     Time(TimeControl),
 }

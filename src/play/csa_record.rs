@@ -82,6 +82,7 @@ pub fn to_csa(rec: &GameRecord) -> Result<String, GameError> {
             lines.push(format!("'time control: {tc}"));
         }
         Limit::Nodes(n) => lines.push(format!("'limit: go nodes {n}")),
+        Limit::Depth(d) => lines.push(format!("'limit: go depth {d}")),
     }
     lines.push(format!("'opening: {}", rec.opening.source));
     let start = rec.opening.start_sfen.as_str();

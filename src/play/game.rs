@@ -224,7 +224,7 @@ pub fn play_game(
     }
     let mut clock = match cfg.limit {
         Limit::Time(tc) => Some(Clock::new(tc)),
-        Limit::Nodes(_) => None,
+        Limit::Nodes(_) | Limit::Depth(_) => None,
     };
     let opening_plies = opening.moves.len() as u32;
     let (winner, reason) = loop {
@@ -244,13 +244,20 @@ pub fn play_game(
                 ),
                 c.budget(side) + Duration::from_millis(cfg.tolerance_ms),
             ),
-            (None, Limit::Nodes(n)) => match engines[side].nodes_fallback_byoyomi_ms {
-                Some(ms) => (
-                    format!("go btime 0 wtime 0 byoyomi {ms}"),
-                    Duration::from_millis(ms + cfg.hang_ms),
-                ),
-                None => (format!("go nodes {n}"), Duration::from_millis(cfg.hang_ms)),
-            },
+            (None, Limit::Nodes(_) | Limit::Depth(_)) => {
+                let go = match cfg.limit {
+                    Limit::Depth(d) => format!("go depth {d}"),
+                    Limit::Nodes(n) => format!("go nodes {n}"),
+                    Limit::Time(_) => unreachable!("handled above"),
+                };
+                match engines[side].nodes_fallback_byoyomi_ms {
+                    Some(ms) => (
+                        format!("go btime 0 wtime 0 byoyomi {ms}"),
+                        Duration::from_millis(ms + cfg.hang_ms),
+                    ),
+                    None => (go, Duration::from_millis(cfg.hang_ms)),
+                }
+            }
             (None, Limit::Time(_)) => unreachable!("a time limit always has a clock"),
         };
         let position = position_command(opening, &record.moves);
