@@ -9,7 +9,7 @@ use std::sync::Arc;
 use niwatori::eval::{Learned, Material};
 use niwatori::extract::{ExtractOptions, extract};
 use niwatori::features::{RelationEncoding, features};
-use niwatori::report::{PHASES, agreement, read_all_games};
+use niwatori::report::{PHASES, SiblingValue, agreement, read_all_games};
 use niwatori::train::{SvrParams, train_files};
 
 fn sample_files() -> Vec<PathBuf> {
@@ -41,8 +41,8 @@ fn learned_model_ranks_game_moves_better_than_material_on_its_games() {
     let tmp = tempfile::tempdir().unwrap();
     let model = Learned::load(&trained_model(tmp.path())).unwrap();
     let games = read_all_games(&sample_files());
-    let learned = agreement(&games, &model, 1).summary(true);
-    let material = agreement(&games, &Material, 1).summary(true);
+    let learned = agreement(&games, &model, 1, SiblingValue::Static).summary(true);
+    let material = agreement(&games, &Material, 1, SiblingValue::Static).summary(true);
     assert!(
         learned.top1 > material.top1 + 0.01,
         "learned {} vs material {}",
@@ -160,8 +160,16 @@ fn iteration_two_is_labelled_by_iteration_one() {
     };
     assert_eq!(meta(1)["evaluator"], "material");
     assert_eq!(meta(2)["evaluator"], "learned");
+    // learn trains on leaf rows by default, and its model says so, so the
+    // report values siblings by the depth-1 search
+    assert_eq!(meta(1)["features_at"], "leaf");
+    let model_meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("iter-1.model.json")).unwrap())
+            .unwrap();
+    assert_eq!(model_meta["features"]["features_at"], "leaf");
     let history: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("history.json")).unwrap()).unwrap();
+    assert_eq!(history[0]["report"]["siblings"], "search");
     assert_eq!(history[1]["labelled_by"], "iter-1");
     assert!(out.join("best.model").exists());
     assert!(out.join("learning-curve.png").exists());

@@ -40,6 +40,8 @@ pub struct Learned {
     bias: f64,
     encoding: RelationEncoding,
     label_scale: f64,
+    /// Trained on rows at search leaves (`extract --features-at leaf`).
+    leaf_rows: bool,
     name: String,
 }
 
@@ -86,6 +88,7 @@ impl Learned {
             bias: model.bias_weight().unwrap_or(0.0) * model.bias().max(0.0),
             encoding,
             label_scale: scheme.label_scale,
+            leaf_rows: scheme.features_at == "leaf",
             name: "learned".into(),
         })
     }
@@ -110,6 +113,16 @@ impl Learned {
 
     pub fn label_scale(&self) -> f64 {
         self.label_scale
+    }
+
+    /// How this model values a sibling: a model of quiet leaves needs the
+    /// depth-1 search its labels came from; a model of siblings is static.
+    pub fn sibling_value(&self) -> crate::report::SiblingValue {
+        if self.leaf_rows {
+            crate::report::SiblingValue::Search
+        } else {
+            crate::report::SiblingValue::Static
+        }
     }
 }
 

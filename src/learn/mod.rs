@@ -54,8 +54,9 @@ pub struct LearnArgs {
     /// Stop after this many iterations without a better held-out top-1.
     #[arg(long, default_value_t = 1)]
     pub patience: u32,
-    /// Which position a row describes (see `extract --features-at`).
-    #[arg(long, value_enum, default_value_t = FeaturesAt::Sibling)]
+    /// Which position a row describes (see `extract --features-at`). Leaf
+    /// rows make an evaluation for search: measured far stronger in play.
+    #[arg(long, value_enum, default_value_t = FeaturesAt::Leaf)]
     pub features_at: FeaturesAt,
 }
 
@@ -165,7 +166,8 @@ pub fn run(args: LearnArgs) -> Result<()> {
         )?;
         let model = Arc::new(Learned::load(&model_path)?);
         let rows = (!held_files.is_empty()).then_some(held_dir.as_path());
-        let report = build_report(&train_games, &held_games, &model, 1, rows)?;
+        let siblings = model.sibling_value();
+        let report = build_report(&train_games, &held_games, &model, 1, siblings, rows)?;
         let top = |key: &str, field: &str| report[key][field].as_f64();
         let record = IterationRecord {
             iteration: k,

@@ -8,7 +8,7 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use super::split::is_held_out;
-use super::{Agreement, agreement, read_all_games, regression};
+use super::{Agreement, SiblingValue, agreement, read_all_games, regression};
 use crate::eval::{Evaluator, Learned, Material};
 use crate::records::{Game, find_record_files};
 
@@ -24,6 +24,10 @@ pub struct ReportArgs {
     /// 1: rank siblings by their value; more: the search's best move.
     #[arg(long, default_value_t = 1)]
     pub depth: u32,
+    /// At depth 1, value siblings statically or by the depth-1 search
+    /// (default: search for a model trained on leaf rows, else static).
+    #[arg(long, value_enum)]
+    pub siblings: Option<SiblingValue>,
     /// Fraction of record files held out of training (seeded hash of the path).
     #[arg(long, default_value_t = 0.1)]
     pub holdout: f64,
@@ -83,17 +87,31 @@ pub fn build_report(
     held: &[Game],
     model: &Arc<Learned>,
     depth: u32,
+    siblings: SiblingValue,
     rows: Option<&std::path::Path>,
 ) -> Result<Value> {
     let eval_games = if held.is_empty() { train } else { held };
     let with_top3 = depth == 1;
-    let run = |eval: &dyn Evaluator, games: &[Game]| -> Agreement { agreement(games, eval, depth) };
+    let run = |eval: &dyn Evaluator, games: &[Game]| -> Agreement {
+        agreement(games, eval, depth, siblings)
+    };
+    // Valuing siblings by search costs a search per sibling: the training
+    // games' figure then comes from an even sample as large as the held-out
+    // set (at least 50 games), not from all of them.
+    let train_sample: Vec<Game> = match siblings {
+        SiblingValue::Search if !held.is_empty() => {
+            let step = train.len() / held.len().max(50);
+            train.iter().step_by(step.max(1)).cloned().collect()
+        }
+        _ => train.to_vec(),
+    };
     let material = run(&Material, eval_games).summary(with_top3);
     let learned = run(model.as_ref(), eval_games).summary(with_top3);
-    let learned_train = run(model.as_ref(), train).summary(with_top3);
+    let learned_train = run(model.as_ref(), &train_sample).summary(with_top3);
     let mut report = json!({
         "depth": depth,
-        "games": { "train": train.len(), "held_out": held.len() },
+        "siblings": siblings.as_str(),
+        "games": { "train": train.len(), "held_out": held.len(), "train_sampled": train_sample.len() },
         "evaluated_on": if held.is_empty() { "training games (nothing held out)" } else { "held-out games" },
         "material": material,
         "learned": learned,
@@ -114,8 +132,12 @@ pub fn print_report(report: &Value) {
         v.as_f64()
             .map_or("   -  ".into(), |x| format!("{:5.1}%", 100.0 * x))
     };
+    let siblings = match (report["depth"].as_u64(), report["siblings"].as_str()) {
+        (Some(1), Some(s)) => format!(" (siblings valued: {s})"),
+        _ => String::new(),
+    };
     println!(
-        "next-move agreement at depth {} on {} ({} training games, {} held out)",
+        "next-move agreement at depth {}{siblings} on {} ({} training games, {} held out)",
         report["depth"],
         report["evaluated_on"].as_str().unwrap_or(""),
         report["games"]["train"],
@@ -166,7 +188,15 @@ pub fn run(args: ReportArgs) -> Result<()> {
     let model_path = args.model.as_ref().context("--model is required")?;
     let model = Arc::new(Learned::load(model_path)?);
     let (train, held) = split_games(&args.kifu, args.holdout, args.seed)?;
-    let report = build_report(&train, &held, &model, args.depth, args.rows.as_deref())?;
+    let siblings = args.siblings.unwrap_or(model.sibling_value());
+    let report = build_report(
+        &train,
+        &held,
+        &model,
+        args.depth,
+        siblings,
+        args.rows.as_deref(),
+    )?;
     print_report(&report);
     if let Some(path) = &args.plot {
         plot_report(path, &report)?;

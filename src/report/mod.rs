@@ -2,7 +2,8 @@
 //! played, and how well a model fits held-out labels.
 //!
 //! At depth 1 every legal move's sibling is valued by the evaluation (from
-//! the mover's side) and the moves are ranked; at depth D > 1 the search's
+//! the mover's side: statically, or by the labels' depth-1 search, see
+//! [`SiblingValue`]) and the moves are ranked; at depth D > 1 the search's
 //! best move is compared with the game move. Ties are counted fairly: if
 //! `r` moves are strictly better than the game move and `t` (itself
 //! included) are level with it, the position counts
@@ -30,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::eval::Evaluator;
 use crate::records::Game;
-use crate::search::{Control, Limits, think};
+use crate::search::{Control, Limits, SiblingSearch, think};
 use crate::train::dataset::Dataset;
 use crate::tt::TranspositionTable;
 
@@ -134,19 +135,53 @@ pub struct AgreementSummary {
     pub by_phase: BTreeMap<String, PhaseSummary>,
 }
 
+/// How depth 1 values a sibling.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum SiblingValue {
+    /// Its static evaluation (what a model trained on sibling rows predicts).
+    #[default]
+    Static,
+    /// Its depth-1 search plus quiescence with the evaluation, as `extract`
+    /// labels it: what a model trained on leaf rows
+    /// (`--features-at leaf`) predicts for a sibling.
+    Search,
+}
+
+impl SiblingValue {
+    /// The name used on the command line and in reports.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Static => "static",
+            Self::Search => "search",
+        }
+    }
+}
+
 /// Agreement of `eval` with the moves of `games` at `depth` (1: rank the
-/// siblings by their static value; more: the search's best move).
-pub fn agreement(games: &[Game], eval: &dyn Evaluator, depth: u32) -> Agreement {
+/// siblings by their value, see [`SiblingValue`]; more: the search's best
+/// move).
+pub fn agreement(
+    games: &[Game],
+    eval: &dyn Evaluator,
+    depth: u32,
+    siblings: SiblingValue,
+) -> Agreement {
     games
         .par_iter()
-        .map(|game| game_agreement(game, eval, depth))
+        .map(|game| game_agreement(game, eval, depth, siblings))
         .reduce(Agreement::default, Agreement::merge)
 }
 
-fn game_agreement(game: &Game, eval: &dyn Evaluator, depth: u32) -> Agreement {
+fn game_agreement(
+    game: &Game,
+    eval: &dyn Evaluator,
+    depth: u32,
+    siblings: SiblingValue,
+) -> Agreement {
     let mut out = Agreement::default();
     let mut pos = game.start_position();
     let tt = (depth > 1).then(|| TranspositionTable::new(4));
+    let mut search = (depth == 1 && siblings == SiblingValue::Search).then(SiblingSearch::new);
     for (ply, &played16) in game.moves.iter().enumerate() {
         let played = pos.move32_from_move(played16);
         let move_number = ply as u32 + 1;
@@ -172,7 +207,10 @@ fn game_agreement(game: &Game, eval: &dyn Evaluator, depth: u32) -> Agreement {
                     game_index = Some(i);
                 }
                 pos.apply_move32(mv);
-                values.push(-f64::from(eval.evaluate(&pos)));
+                values.push(match &mut search {
+                    Some(s) => f64::from(s.score(eval, &mut pos)),
+                    None => -f64::from(eval.evaluate(&pos)),
+                });
                 pos.undo_move32(mv).expect("undo of a move just applied");
             }
             if let Some(g) = game_index {

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use rsshogi::board::{Legal, Move32List, Position, generate_moves_move32};
 use rsshogi::types::Move32;
 
-pub use sibling::SiblingScorer;
+pub use sibling::{SiblingScorer, SiblingSearch};
 pub use time::{Limits, TimeBudget};
 
 use crate::eval::Evaluator;

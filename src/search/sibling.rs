@@ -28,44 +28,62 @@ use crate::eval::Evaluator;
 /// ```
 pub struct SiblingScorer {
     eval: Arc<dyn Evaluator>,
-    control: Control,
-    buffers: Box<SearchBuffers>,
-    pv: Vec<Move32>,
+    search: SiblingSearch,
 }
 
 impl SiblingScorer {
     pub fn new(eval: Arc<dyn Evaluator>) -> Self {
         Self {
             eval,
-            control: Control::new(),
-            buffers: Box::new(SearchBuffers::new()),
-            pv: Vec::new(),
+            search: SiblingSearch::new(),
         }
     }
 
     /// The score of `pos` (the opponent to move) in centipawns from the
     /// mover's point of view; mates are beyond ±10000. `pos` is unchanged.
     pub fn score(&mut self, pos: &mut Position) -> i32 {
-        let mut worker = Worker::new(
-            pos,
-            self.eval.as_ref(),
-            None,
-            &self.control,
-            0,
-            &mut self.buffers,
-        );
+        self.search.score(self.eval.as_ref(), pos)
+    }
+
+    /// The principal variation of the last [`score`](Self::score), from the
+    /// sibling: the opponent's reply, then the captures quiescence chose.
+    /// Applying it gives the leaf whose evaluation the score is (a move
+    /// pruned by its exact ceiling could leave the leaf a ply short).
+    pub fn pv(&self) -> &[Move32] {
+        &self.search.pv
+    }
+}
+
+/// [`SiblingScorer`]'s search with the evaluation passed per call (for
+/// callers that hold a borrowed evaluation).
+pub struct SiblingSearch {
+    control: Control,
+    buffers: Box<SearchBuffers>,
+    pv: Vec<Move32>,
+}
+
+impl Default for SiblingSearch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SiblingSearch {
+    pub fn new() -> Self {
+        Self {
+            control: Control::new(),
+            buffers: Box::new(SearchBuffers::new()),
+            pv: Vec::new(),
+        }
+    }
+
+    /// As [`SiblingScorer::score`], with `eval`.
+    pub fn score(&mut self, eval: &dyn Evaluator, pos: &mut Position) -> i32 {
+        let mut worker = Worker::new(pos, eval, None, &self.control, 0, &mut self.buffers);
         worker.ceiling_pruning = true;
         let score = -worker.search(-INFINITE, INFINITE, 1, 0, true, false);
         self.pv.clear();
         self.pv.extend_from_slice(worker.pv());
         score
-    }
-
-    /// The principal variation of the last [`score`](Self::score), from the
-    /// sibling: the opponent's reply, then the captures quiescence chose.
-    /// Applying it gives the leaf whose evaluation the score (usually) is;
-    /// a move pruned by its exact ceiling can leave the leaf a ply short.
-    pub fn pv(&self) -> &[Move32] {
-        &self.pv
     }
 }

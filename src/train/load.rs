@@ -100,11 +100,18 @@ fn read_scheme(dir: &Path) -> Result<Option<FeatureScheme>, LoadError> {
     let label_scale = v["label_scale"]
         .as_f64()
         .ok_or_else(|| bad("no number \"label_scale\"".into()))?;
+    let features_at = match &v["features_at"] {
+        serde_json::Value::Null => "sibling",
+        at => at
+            .as_str()
+            .ok_or_else(|| bad("\"features_at\" is not a string".into()))?,
+    };
     Ok(Some(FeatureScheme {
         scheme: scheme.to_string(),
         scheme_version,
         num_features,
         label_scale,
+        features_at: features_at.to_string(),
     }))
 }
 

@@ -53,6 +53,14 @@ pub struct FeatureScheme {
     pub scheme_version: u64,
     pub num_features: usize,
     pub label_scale: f64,
+    /// Which position a row described: `sibling` or `leaf` (absent before
+    /// `--features-at` existed: sibling).
+    #[serde(default = "sibling")]
+    pub features_at: String,
+}
+
+fn sibling() -> String {
+    "sibling".into()
 }
 
 /// What the training data looked like.
