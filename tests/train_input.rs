@@ -156,6 +156,7 @@ fn an_interrupted_run_resumes_from_its_checkpoint() {
     let opts = TrainOptions {
         progress: false,
         checkpoint: true,
+        drop_clamped: false,
     };
     let full_out = dir.path().join("full.model");
     let full = train_files(
@@ -187,4 +188,51 @@ fn an_interrupted_run_resumes_from_its_checkpoint() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("checkpoint does not match"), "{e}");
+}
+
+#[test]
+fn clamped_rows_can_be_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = Vec::new();
+    niwatori::train::synth::write_rows(&mut text, 600, 80, 10, 3).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    // every 7th row becomes a mate label (at the clamp, either sign)
+    let mut with_mates = String::new();
+    let mut without = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let (_, features) = line.split_once(' ').unwrap();
+        if i % 7 == 0 {
+            let label = if i % 2 == 0 { "1" } else { "-1" };
+            with_mates.push_str(&format!("{label} {features}\n"));
+        } else {
+            with_mates.push_str(line);
+            with_mates.push('\n');
+            without.push_str(line);
+            without.push('\n');
+        }
+    }
+    let (a, b) = (dir.path().join("a/rows.svm"), dir.path().join("b/rows.svm"));
+    write(&a, &with_mates);
+    write(&b, &without);
+    let params = SvrParams::default().check().unwrap();
+    let opts = |drop_clamped| TrainOptions {
+        progress: false,
+        checkpoint: false,
+        drop_clamped,
+    };
+    let (ma, mb, mc) = (
+        dir.path().join("a.model"),
+        dir.path().join("b.model"),
+        dir.path().join("c.model"),
+    );
+    let dropped = train_files_with(std::slice::from_ref(&a), &params, &ma, &opts(true)).unwrap();
+    let plain = train_files_with(std::slice::from_ref(&b), &params, &mb, &opts(false)).unwrap();
+    assert_eq!(dropped.rows, plain.rows);
+    assert_eq!(dropped.objective, plain.objective);
+    let weights = |p: &Path| LinearModel::load(p).unwrap().weights().to_vec();
+    assert_eq!(weights(&ma), weights(&mb));
+    // kept, the mate rows change the solution
+    let kept = train_files_with(std::slice::from_ref(&a), &params, &mc, &opts(false)).unwrap();
+    assert_eq!(kept.rows, dropped.rows + 600_usize.div_ceil(7));
+    assert_ne!(weights(&mc), weights(&mb));
 }

@@ -19,7 +19,7 @@ use crate::eval::{Evaluator, Learned, Material};
 use crate::extract::{ExtractOptions, FeaturesAt, extract};
 use crate::report::cli::{build_report, split_files};
 use crate::report::read_all_games;
-use crate::train::{SvrParams, train_files};
+use crate::train::{SvrParams, TrainOptions, train_files_with};
 
 /// Arguments of `niwatori learn`.
 #[derive(Args, Debug, Clone)]
@@ -54,6 +54,10 @@ pub struct LearnArgs {
     /// Stop after this many iterations without a better held-out top-1.
     #[arg(long, default_value_t = 1)]
     pub patience: u32,
+    /// Train on rows whose label is at the clamp (mates) too; by default
+    /// they are left out (`train --drop-clamped`).
+    #[arg(long)]
+    pub keep_clamped: bool,
     /// Which position a row describes (see `extract --features-at`). Leaf
     /// rows make an evaluation for search: measured far stronger in play.
     #[arg(long, value_enum, default_value_t = FeaturesAt::Leaf)]
@@ -158,11 +162,15 @@ pub fn run(args: LearnArgs) -> Result<()> {
             extract(&held_files, &held_dir, &options, labeller.clone())?;
         }
         let model_path = args.out.join(format!("iter-{k}.model"));
-        let trained = train_files(
+        let trained = train_files_with(
             std::slice::from_ref(&train_dir),
             &params,
             &model_path,
-            false,
+            &TrainOptions {
+                progress: false,
+                checkpoint: false,
+                drop_clamped: !args.keep_clamped,
+            },
         )?;
         let model = Arc::new(Learned::load(&model_path)?);
         let rows = (!held_files.is_empty()).then_some(held_dir.as_path());

@@ -97,10 +97,10 @@ pub fn build_report(
     };
     // Valuing siblings by search costs a search per sibling: the training
     // games' figure then comes from an even sample as large as the held-out
-    // set (at least 50 games), not from all of them.
+    // set, not from all of them.
     let train_sample: Vec<Game> = match siblings {
         SiblingValue::Search if !held.is_empty() => {
-            let step = train.len() / held.len().max(50);
+            let step = train.len() / held.len();
             train.iter().step_by(step.max(1)).cloned().collect()
         }
         _ => train.to_vec(),

@@ -40,6 +40,10 @@ pub struct TrainArgs {
     /// No progress output (the final objective is still printed).
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Leave out rows whose label is at the clamp (|label| >= 1: mates):
+    /// a bound, not a value, that dominates a squared loss.
+    #[arg(long)]
+    pub drop_clamped: bool,
 }
 
 /// `niwatori train`.
@@ -54,6 +58,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
     let opts = TrainOptions {
         progress: !args.quiet,
         checkpoint: args.checkpoint,
+        drop_clamped: args.drop_clamped,
     };
     let s = train_files_with(&args.paths, &params, &args.out, &opts)
         .with_context(|| format!("training {}", args.out.display()))?;

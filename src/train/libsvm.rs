@@ -188,6 +188,43 @@ impl Rows {
         self.labels.is_empty()
     }
 
+    /// Keeps only the rows whose label passes `keep`; returns how many were
+    /// dropped. (`max_index` stays an upper bound.)
+    pub fn retain_labels(&mut self, keep: impl Fn(f64) -> bool) -> usize {
+        fn compact<T: Copy>(v: &mut Vec<T>, spans: &[(usize, usize)]) {
+            let mut w = 0;
+            for &(a, b) in spans {
+                v.copy_within(a..b, w);
+                w += b - a;
+            }
+            v.truncate(w);
+        }
+        let mut spans = Vec::with_capacity(self.len());
+        let (mut start, mut kept) = (0usize, 0usize);
+        for i in 0..self.len() {
+            let len = self.row_lengths[i] as usize;
+            if keep(self.labels[i]) {
+                spans.push((start, start + len));
+                self.labels[kept] = self.labels[i];
+                self.row_lengths[kept] = self.row_lengths[i];
+                kept += 1;
+            }
+            start += len;
+        }
+        let dropped = self.len() - kept;
+        if dropped > 0 {
+            self.labels.truncate(kept);
+            self.row_lengths.truncate(kept);
+            compact(&mut self.indices, &spans);
+            match &mut self.values {
+                Values::U8(v) => compact(v, &spans),
+                Values::F32(v) => compact(v, &spans),
+                Values::F64(v) => compact(v, &spans),
+            }
+        }
+        dropped
+    }
+
     /// Append `other` after these rows.
     pub fn append(&mut self, other: Rows) {
         self.labels.extend_from_slice(&other.labels);

@@ -53,6 +53,8 @@ pub struct Loaded {
     /// With [`load_compact`]: the columns that occur, and the full width.
     pub columns: Option<ColumnMap>,
     pub seconds: f64,
+    /// Rows left out by [`load_compact_unclamped`].
+    pub clamped_dropped: usize,
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LoadError + '_ {
@@ -165,13 +167,25 @@ const BATCH_BYTES: usize = 32 << 20;
 /// Load `paths` into one data set (bias `bias`, negative for none) over
 /// the full feature space.
 pub fn load(paths: &[PathBuf], bias: f64, progress: bool) -> Result<Loaded, LoadError> {
-    load_with(paths, bias, progress, false)
+    load_with(paths, bias, progress, false, false)
 }
 
 /// Load `paths` over only the features that occur in them (see
 /// [`ColumnMap`]); `columns` maps back to the full space.
 pub fn load_compact(paths: &[PathBuf], bias: f64, progress: bool) -> Result<Loaded, LoadError> {
-    load_with(paths, bias, progress, true)
+    load_with(paths, bias, progress, true, false)
+}
+
+/// [`load_compact`], leaving out the rows whose label is at the clamp
+/// (|label| >= 1: a mate, or a score beyond the label scale). Such a label
+/// is a bound, not a value, and with a squared loss a few of them outweigh
+/// everything else; the count left out is [`Loaded::clamped_dropped`].
+pub fn load_compact_unclamped(
+    paths: &[PathBuf],
+    bias: f64,
+    progress: bool,
+) -> Result<Loaded, LoadError> {
+    load_with(paths, bias, progress, true, true)
 }
 
 fn load_with(
@@ -179,6 +193,7 @@ fn load_with(
     bias: f64,
     progress: bool,
     compact: bool,
+    drop_clamped: bool,
 ) -> Result<Loaded, LoadError> {
     let start = Instant::now();
     let (files, features) = collect(paths)?;
@@ -199,6 +214,7 @@ fn load_with(
     let _ = rows.labels.try_reserve_exact((total / 8) as usize);
     let _ = rows.row_lengths.try_reserve_exact((total / 8) as usize);
     let mut errors: Vec<LibsvmError> = Vec::new();
+    let mut clamped_dropped = 0;
     let mut file_rows = vec![0u64; files.len()];
     let mut bad = vec![false; files.len()];
     let mut next_file = 0;
@@ -267,6 +283,10 @@ fn load_with(
             }
             file_rows[k] += r.len() as u64;
             if errors.is_empty() {
+                let mut r = r;
+                if drop_clamped {
+                    clamped_dropped += r.retain_labels(|y| y.abs() < 1.0);
+                }
                 rows.append(r);
             }
         }
@@ -304,5 +324,6 @@ fn load_with(
         max_index,
         columns,
         seconds: start.elapsed().as_secs_f64(),
+        clamped_dropped,
     })
 }

@@ -77,6 +77,9 @@ pub struct TrainOptions {
     pub progress: bool,
     /// Write `MODEL.ckpt` after every iteration and resume from it.
     pub checkpoint: bool,
+    /// Leave out rows whose label is at the clamp (see
+    /// [`load::load_compact_unclamped`]).
+    pub drop_clamped: bool,
 }
 
 /// One line per iteration, like LIBLINEAR's.
@@ -145,6 +148,7 @@ pub fn train_files(
         &TrainOptions {
             progress,
             checkpoint: false,
+            drop_clamped: false,
         },
     )
 }
@@ -176,7 +180,11 @@ pub fn train_files_with(
     // Solve over the features that occur (a few per cent of the scheme's
     // millions): every solver vector shrinks accordingly. The weights are
     // expanded to the full space only for the model file.
-    let loaded = load::load_compact(paths, params.bias(), opts.progress)?;
+    let loaded = if opts.drop_clamped {
+        load::load_compact_unclamped(paths, params.bias(), opts.progress)?
+    } else {
+        load::load_compact(paths, params.bias(), opts.progress)?
+    };
     let columns = loaded.columns.expect("load_compact maps columns");
     let data = loaded.data;
     let has_bias = params.bias() >= 0.0;
@@ -190,6 +198,12 @@ pub fn train_files_with(
             columns.n_used(),
             data.bytes() as f64 / 1e6,
             loaded.seconds
+        );
+    }
+    if opts.drop_clamped {
+        eprintln!(
+            "left out {} rows whose label is at the clamp (mates)",
+            loaded.clamped_dropped
         );
     }
     let ckpt = checkpoint_path(out);
