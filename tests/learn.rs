@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-use niwatori::eval::{Learned, Material};
+use niwatori::eval::{Evaluator, Learned, Material};
 use niwatori::extract::{ExtractOptions, extract};
 use niwatori::features::{RelationEncoding, features};
 use niwatori::report::{PHASES, SiblingValue, agreement, read_all_games};
@@ -159,7 +159,13 @@ fn iteration_two_is_labelled_by_iteration_one() {
         serde_json::from_str(&text).unwrap()
     };
     assert_eq!(meta(1)["evaluator"], "material");
-    assert_eq!(meta(2)["evaluator"], "learned");
+    // labelled by that very model: its weights' fingerprint is in the name,
+    // so a resumed run never mixes rows of different models
+    let labeller = Learned::load(&out.join("iter-1.model")).unwrap();
+    assert_eq!(meta(2)["evaluator"], labeller.identity());
+    assert!(labeller.identity().starts_with("learned:"));
+    let other = Learned::load(&out.join("iter-2.model")).unwrap();
+    assert_ne!(other.identity(), labeller.identity());
     // learn trains on leaf rows by default, and its model says so, so the
     // report values siblings by the depth-1 search
     assert_eq!(meta(1)["features_at"], "leaf");

@@ -42,6 +42,8 @@ pub struct Learned {
     label_scale: f64,
     /// Trained on rows at search leaves (`extract --features-at leaf`).
     leaf_rows: bool,
+    /// FNV-1a hash of the weights, bias and label scale.
+    fingerprint: u64,
     name: String,
 }
 
@@ -83,9 +85,16 @@ impl Learned {
         }
         let mut weights: Vec<f32> = model.weights().iter().map(|&w| w as f32).collect();
         weights.resize(encoding.num_features(), 0.0);
+        let bias = model.bias_weight().unwrap_or(0.0) * model.bias().max(0.0);
+        let mut fingerprint = 0xcbf2_9ce4_8422_2325u64;
+        let bits = weights.iter().map(|w| u64::from(w.to_bits()));
+        for x in bits.chain([bias.to_bits(), scheme.label_scale.to_bits()]) {
+            fingerprint = (fingerprint ^ x).wrapping_mul(0x0100_0000_01b3);
+        }
         Ok(Self {
             weights,
-            bias: model.bias_weight().unwrap_or(0.0) * model.bias().max(0.0),
+            bias,
+            fingerprint,
             encoding,
             label_scale: scheme.label_scale,
             leaf_rows: scheme.features_at == "leaf",
@@ -133,5 +142,9 @@ impl Evaluator for Learned {
 
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn identity(&self) -> String {
+        format!("{}:{:016x}", self.name, self.fingerprint)
     }
 }

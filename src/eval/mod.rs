@@ -39,6 +39,9 @@ impl<E: Evaluator + ?Sized> Evaluator for std::sync::Arc<E> {
     fn null_move_negates(&self) -> bool {
         (**self).null_move_negates()
     }
+    fn identity(&self) -> String {
+        (**self).identity()
+    }
 }
 
 /// A static evaluation of a position.
@@ -72,6 +75,13 @@ pub trait Evaluator: Send + Sync {
     /// move may reuse the parent's score.
     fn null_move_negates(&self) -> bool {
         false
+    }
+
+    /// What scores depend on, for metadata that must change when they may:
+    /// the name, plus for a learned model a fingerprint of its weights (so
+    /// `extract --resume` never mixes rows labelled by different models).
+    fn identity(&self) -> String {
+        self.name().to_string()
     }
 }
 

@@ -163,7 +163,7 @@ pub fn extract(
     options: &ExtractOptions,
     eval: Arc<dyn Evaluator>,
 ) -> Result<ExtractSummary, ExtractError> {
-    let name = eval.name().to_string();
+    let name = eval.identity();
     extract_with(paths, out, options, &name, SEARCH_SCORER, || {
         SiblingScorer::new(eval.clone())
     })
