@@ -164,17 +164,31 @@ impl UsiEngine {
             Program::Niwatori => (niwatori_exe, vec!["usi"]),
             Program::External(p) => (p.as_path(), spec.args.iter().map(|s| s.as_str()).collect()),
         };
-        let mut child = Command::new(program)
-            .args(&args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|source| UsiError::Spawn {
-                label: spec.label.clone(),
-                program: program.display().to_string(),
-                source,
-            })?;
+        let spawn = || {
+            Command::new(program)
+                .args(&args)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+        };
+        // A program written just now can be briefly "busy" while another
+        // thread's fork still holds it open for writing: retry a moment.
+        let mut result = spawn();
+        for _ in 0..20 {
+            match &result {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                    result = spawn();
+                }
+                _ => break,
+            }
+        }
+        let mut child = result.map_err(|source| UsiError::Spawn {
+            label: spec.label.clone(),
+            program: program.display().to_string(),
+            source,
+        })?;
         let stdin = child.stdin.take().expect("stdin was piped");
         let stdout = child.stdout.take().expect("stdout was piped");
         let stderr = child.stderr.take().expect("stderr was piped");
