@@ -247,6 +247,70 @@ fn resume_redoes_only_missing_or_damaged_games() {
 }
 
 #[test]
+fn a_sample_of_positions_gives_exactly_their_rows() {
+    let src = fresh_dir("sample-in");
+    for n in 1..=8 {
+        short(&format!("selfplay/{n:04}.csa"), 40, &src);
+    }
+    let inputs = [src];
+    let (all, some) = (fresh_dir("sample-all"), fresh_dir("sample-some"));
+    run(&inputs, &all, &ExtractOptions::default());
+    let third = ExtractOptions {
+        sample: 0.3,
+        ..Default::default()
+    };
+    let s = run(&inputs, &some, &third);
+    assert_eq!(s.games_written, 8);
+    let (mut positions, mut taken) = (0, 0);
+    for svm in svm_files(&all) {
+        let sampled = some.join(svm.strip_prefix(&all).unwrap());
+        let side = |p: &Path| -> GameMeta {
+            serde_json::from_slice(&std::fs::read(format!("{}.json", p.display())).unwrap())
+                .unwrap()
+        };
+        let (full, part) = (side(&svm), side(&sampled));
+        assert_eq!(part.scheme.sample, 0.3);
+        let full_text = std::fs::read_to_string(&svm).unwrap();
+        let full_rows: Vec<&str> = full_text.lines().collect();
+        let part_text = std::fs::read_to_string(&sampled).unwrap();
+        let part_rows: Vec<&str> = part_text.lines().collect();
+        assert_eq!(part.rows, part_rows.len());
+        // every sampled position is one of the game's, with the same rows
+        // (renumbered from 0) and the same game move
+        let mut next_row = 0;
+        for p in &part.positions {
+            let f = full.positions.iter().find(|f| f.ply == p.ply).unwrap();
+            assert_eq!((p.num_rows, p.first_row), (f.num_rows, next_row));
+            assert_eq!(p.game_row - p.first_row, f.game_row - f.first_row);
+            assert_eq!(
+                part_rows[p.first_row..p.first_row + p.num_rows],
+                full_rows[f.first_row..f.first_row + f.num_rows],
+                "ply {}",
+                p.ply
+            );
+            next_row += p.num_rows;
+        }
+        positions += full.positions.len();
+        taken += part.positions.len();
+    }
+    assert_eq!(positions, 8 * 40);
+    let share = taken as f64 / positions as f64;
+    assert!(
+        (0.2..0.4).contains(&share),
+        "sampled {taken} of {positions}"
+    );
+
+    // a run with another sample is not resumed into this one
+    let other = ExtractOptions {
+        resume: true,
+        sample: 0.5,
+        ..Default::default()
+    };
+    let err = extract(&inputs, &some, &other, Arc::new(Material)).unwrap_err();
+    assert!(err.to_string().contains("written with"), "{err}");
+}
+
+#[test]
 fn bad_records_are_reported_and_the_run_goes_on() {
     let dir = fresh_dir("bad-in");
     std::fs::create_dir_all(&dir).unwrap();

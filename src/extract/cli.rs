@@ -63,6 +63,18 @@ pub struct ExtractArgs {
     /// Label with this learned model instead of material (iterations).
     #[arg(long)]
     pub model: Option<std::path::PathBuf>,
+    /// Expand only this fraction of each game's positions (a deterministic
+    /// hash of file name, game and ply picks them); 1 expands every one.
+    #[arg(long, default_value_t = 1.0)]
+    pub sample: f64,
+}
+
+/// `--sample` must pick some positions and cannot pick more than all.
+pub fn check_sample(sample: f64) -> Result<()> {
+    if !(sample > 0.0 && sample <= 1.0) {
+        bail!("--sample must be in (0, 1], got {sample}");
+    }
+    Ok(())
 }
 
 /// Runs `niwatori extract`.
@@ -73,6 +85,7 @@ pub fn run(args: ExtractArgs) -> Result<()> {
     if args.jobs == Some(0) {
         bail!("--jobs must be at least 1");
     }
+    check_sample(args.sample)?;
     let options = ExtractOptions {
         margin: args.margin,
         encoding: args.relation_encoding,
@@ -81,6 +94,7 @@ pub fn run(args: ExtractArgs) -> Result<()> {
         resume: args.resume,
         progress: !args.quiet,
         root: None,
+        sample: args.sample,
     };
     let eval: Arc<dyn Evaluator> = match &args.model {
         Some(path) => Arc::new(crate::eval::Learned::load(path)?),
@@ -105,10 +119,11 @@ pub fn run(args: ExtractArgs) -> Result<()> {
         }
         .context("extract --bench")?;
         println!(
-            "extract bench: {} games, {} positions, {} threads, evaluator material, scorer {}, encoding {}, median of {} runs",
+            "extract bench: {} games, {} positions, {} threads, evaluator {}, scorer {}, encoding {}, median of {} runs",
             r.games,
             r.positions,
             r.threads,
+            eval.name(),
             match args.bench_scorer {
                 BenchScorer::Search => SEARCH_SCORER,
                 BenchScorer::Static => "static",

@@ -21,7 +21,7 @@ mod progress;
 mod siblings;
 
 pub use bench::{BenchReport, bench};
-pub use cli::{BenchScorer, ExtractArgs, run};
+pub use cli::{BenchScorer, ExtractArgs, check_sample, run};
 pub use siblings::{
     ExpandError, FeaturesAt, GameRows, LABEL_SCALE, PositionRows, Scratch, SiblingScore, Stage,
     StaticScorer, expand_game, targets,
@@ -59,6 +59,10 @@ pub struct ExtractOptions {
     /// input (for a list of files from one tree whose names repeat across
     /// subfolders, as `learn` passes).
     pub root: Option<PathBuf>,
+    /// Fraction of each game's positions expanded, chosen by a hash of the
+    /// record's file name, game index and ply (1 = every position). For
+    /// labelling with a slow learned evaluation across many games.
+    pub sample: f64,
 }
 
 impl Default for ExtractOptions {
@@ -71,6 +75,7 @@ impl Default for ExtractOptions {
             resume: false,
             progress: false,
             root: None,
+            sample: 1.0,
         }
     }
 }
@@ -181,6 +186,7 @@ pub fn scheme_of(options: &ExtractOptions, evaluator: &str, scorer: &str) -> Sch
         evaluator: evaluator.to_string(),
         scorer: scorer.to_string(),
         features_at: options.features_at.as_str().to_string(),
+        sample: options.sample,
     }
 }
 

@@ -34,10 +34,18 @@ pub struct Scheme {
     /// sibling search's principal variation). Absent in older files.
     #[serde(default = "sibling")]
     pub features_at: String,
+    /// Fraction of each game's positions expanded (`extract --sample`);
+    /// absent (1) in older files.
+    #[serde(default = "every_position")]
+    pub sample: f64,
 }
 
 fn sibling() -> String {
     "sibling".into()
+}
+
+fn every_position() -> f64 {
+    1.0
 }
 
 /// `DIR/extract.json`.

@@ -185,13 +185,60 @@ pub struct Scratch {
     negated: Vec<bool>,
 }
 
+/// Which positions of a game `extract --sample` expands: a hash of the
+/// record's file name (not its folder, so a copied tree samples alike), the
+/// game's index in it and the ply, below `fraction`. Deterministic, and
+/// spread across the game rather than a run of plies.
+struct PositionSample {
+    /// Hash of the file name and game index.
+    game: u64,
+    /// `fraction` × 2⁵³, compared with 53 bits of each ply's hash.
+    threshold: u64,
+    every: bool,
+}
+
+impl PositionSample {
+    fn new(game: &Game, fraction: f64) -> Self {
+        let name = game.source.file_name().unwrap_or_default();
+        let mut h = fnv1a(FNV_OFFSET, name.as_encoded_bytes());
+        h = fnv1a(h, &(game.index as u64).to_le_bytes());
+        Self {
+            game: h,
+            threshold: (fraction.clamp(0.0, 1.0) * (1u64 << 53) as f64) as u64,
+            every: fraction >= 1.0,
+        }
+    }
+
+    fn takes(&self, ply: usize) -> bool {
+        self.every || {
+            // FNV alone mixes the last bytes poorly; finish with a
+            // multiply-xorshift so that nearby plies look unrelated
+            let mut h = fnv1a(self.game, &(ply as u64).to_le_bytes());
+            h ^= h >> 33;
+            h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+            h ^= h >> 33;
+            (h >> 11) < self.threshold
+        }
+    }
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
 /// Expands every position of `game` into sibling rows appended to `out`
 /// (libsvm text, when `stage` is [`Stage::Write`]).
 ///
 /// Every position before a game move gives one row per legal move, the game
 /// move's among them; the final position (no game move) gives none.
 /// `options` supplies the margin, the relation encoding and which position
-/// (sibling or principal-variation leaf) each row describes.
+/// (sibling or principal-variation leaf) each row describes, and with
+/// `options.sample` < 1 only a sample of the positions is expanded.
 pub fn expand_game<S: SiblingScore + ?Sized>(
     game: &Game,
     scorer: &mut S,
@@ -204,6 +251,7 @@ pub fn expand_game<S: SiblingScore + ?Sized>(
     let mut pos = game.start_position();
     let mut result = GameRows::default();
     let mut moves = Move32List::new();
+    let sample = PositionSample::new(game, options.sample);
     for (i, &game_move) in game.moves.iter().enumerate() {
         moves.clear();
         generate_legal_all_move32(&pos, &mut moves);
@@ -215,6 +263,10 @@ pub fn expand_game<S: SiblingScore + ?Sized>(
                 usi: game_move.to_usi(),
             });
         };
+        if !sample.takes(i + 1) {
+            pos.apply_move32(moves[game_idx]);
+            continue;
+        }
         scratch.feats.clear();
         scratch.ranges.clear();
         scratch.scores.clear();

@@ -62,6 +62,12 @@ pub struct LearnArgs {
     /// rows make an evaluation for search: measured far stronger in play.
     #[arg(long, value_enum, default_value_t = FeaturesAt::Leaf)]
     pub features_at: FeaturesAt,
+    /// Expand only this fraction of each game's positions (see `extract
+    /// --sample`), in training and held-out rows alike; held-out agreement
+    /// still covers every held-out position. Labelling with a learned model
+    /// costs about 20 times material's, so large sets need this.
+    #[arg(long, default_value_t = 1.0)]
+    pub sample: f64,
 }
 
 /// One line of the learning history.
@@ -107,6 +113,7 @@ fn copy_model(from: &Path, to: &Path) -> Result<()> {
 /// Runs `niwatori learn`.
 pub fn run(args: LearnArgs) -> Result<()> {
     anyhow::ensure!(args.iterations >= 1, "--iterations must be at least 1");
+    crate::extract::check_sample(args.sample)?;
     let params = linfa::ParamGuard::check(SvrParams::default().c(args.c).p(args.p).eps(args.e))
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     std::fs::create_dir_all(&args.out)
@@ -153,6 +160,7 @@ pub fn run(args: LearnArgs) -> Result<()> {
             progress: true,
             root: Some(args.kifu.clone()),
             features_at: args.features_at,
+            sample: args.sample,
             ..ExtractOptions::default()
         };
         let train_dir = dir.join("train");
