@@ -7,9 +7,9 @@ use std::process::Command;
 use std::sync::Arc;
 
 use niwatori::eval::{Evaluator, Learned, Material};
-use niwatori::extract::{ExtractOptions, extract};
+use niwatori::extract::{ExtractOptions, PositionSample, extract};
 use niwatori::features::{RelationEncoding, features};
-use niwatori::report::{PHASES, SiblingValue, agreement, read_all_games};
+use niwatori::report::{PHASES, SiblingValue, agreement, agreement_on_sample, read_all_games};
 use niwatori::train::{SvrParams, train_files};
 
 fn sample_files() -> Vec<PathBuf> {
@@ -179,4 +179,26 @@ fn iteration_two_is_labelled_by_iteration_one() {
     assert_eq!(history[1]["labelled_by"], "iter-1");
     assert!(out.join("best.model").exists());
     assert!(out.join("learning-curve.png").exists());
+}
+
+#[test]
+fn a_sampled_report_counts_exactly_the_sampled_positions() {
+    let games = read_all_games(&sample_files());
+    let full = agreement(&games, &Material, 1, SiblingValue::Static).summary(true);
+    let every = agreement_on_sample(&games, &Material, 1, SiblingValue::Static, 1.0);
+    assert_eq!(every.summary(true), full);
+    let part = agreement_on_sample(&games, &Material, 1, SiblingValue::Static, 0.3).summary(true);
+    let sampled: usize = games
+        .iter()
+        .map(|g| {
+            let s = PositionSample::new(g, 0.3);
+            (1..=g.moves.len()).filter(|&ply| s.takes(ply)).count()
+        })
+        .sum();
+    assert_eq!(part.positions as usize, sampled);
+    assert!(
+        sampled > full.positions as usize / 5 && sampled < full.positions as usize * 2 / 5,
+        "{sampled} of {}",
+        full.positions
+    );
 }

@@ -23,8 +23,8 @@ mod siblings;
 pub use bench::{BenchReport, bench};
 pub use cli::{BenchScorer, ExtractArgs, check_sample, run};
 pub use siblings::{
-    ExpandError, FeaturesAt, GameRows, LABEL_SCALE, PositionRows, Scratch, SiblingScore, Stage,
-    StaticScorer, expand_game, targets,
+    ExpandError, FeaturesAt, GameRows, LABEL_SCALE, PositionRows, PositionSample, Scratch,
+    SiblingScore, Stage, StaticScorer, expand_game, targets,
 };
 
 use std::collections::{BTreeMap, HashMap};

@@ -189,7 +189,7 @@ pub struct Scratch {
 /// record's file name (not its folder, so a copied tree samples alike), the
 /// game's index in it and the ply, below `fraction`. Deterministic, and
 /// spread across the game rather than a run of plies.
-struct PositionSample {
+pub struct PositionSample {
     /// Hash of the file name and game index.
     game: u64,
     /// `fraction` × 2⁵³, compared with 53 bits of each ply's hash.
@@ -198,7 +198,7 @@ struct PositionSample {
 }
 
 impl PositionSample {
-    fn new(game: &Game, fraction: f64) -> Self {
+    pub fn new(game: &Game, fraction: f64) -> Self {
         let name = game.source.file_name().unwrap_or_default();
         let mut h = fnv1a(FNV_OFFSET, name.as_encoded_bytes());
         h = fnv1a(h, &(game.index as u64).to_le_bytes());
@@ -209,7 +209,8 @@ impl PositionSample {
         }
     }
 
-    fn takes(&self, ply: usize) -> bool {
+    /// Whether the position before move `ply` (1-based) is in the sample.
+    pub fn takes(&self, ply: usize) -> bool {
         self.every || {
             // FNV alone mixes the last bytes poorly; finish with a
             // multiply-xorshift so that nearby plies look unrelated

@@ -183,7 +183,7 @@ pub fn run(args: LearnArgs) -> Result<()> {
         let model = Arc::new(Learned::load(&model_path)?);
         let rows = (!held_files.is_empty()).then_some(held_dir.as_path());
         let siblings = model.sibling_value();
-        let report = build_report(&train_games, &held_games, &model, 1, siblings, rows)?;
+        let report = build_report(&train_games, &held_games, &model, 1, siblings, 1.0, rows)?;
         let top = |key: &str, field: &str| report[key][field].as_f64();
         let record = IterationRecord {
             iteration: k,

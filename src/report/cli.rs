@@ -8,7 +8,7 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use super::split::is_held_out;
-use super::{Agreement, SiblingValue, agreement, read_all_games, regression};
+use super::{Agreement, SiblingValue, agreement_on_sample, read_all_games, regression};
 use crate::eval::{Evaluator, Learned, Material};
 use crate::records::{Game, find_record_files};
 
@@ -43,6 +43,11 @@ pub struct ReportArgs {
     /// Draw top-1 agreement by phase for each evaluation (PNG).
     #[arg(long)]
     pub plot: Option<PathBuf>,
+    /// Measure agreement on this fraction of each game's positions, picked
+    /// as `extract --sample` picks them (1: every position). Valuing
+    /// siblings by search is costly; a sample makes sweeps affordable.
+    #[arg(long, default_value_t = 1.0)]
+    pub sample: f64,
     /// Print the split (`train`/`held` TAB file, one per line) and stop.
     #[arg(long)]
     pub list_split: bool,
@@ -88,12 +93,13 @@ pub fn build_report(
     model: &Arc<Learned>,
     depth: u32,
     siblings: SiblingValue,
+    sample: f64,
     rows: Option<&std::path::Path>,
 ) -> Result<Value> {
     let eval_games = if held.is_empty() { train } else { held };
     let with_top3 = depth == 1;
     let run = |eval: &dyn Evaluator, games: &[Game]| -> Agreement {
-        agreement(games, eval, depth, siblings)
+        agreement_on_sample(games, eval, depth, siblings, sample)
     };
     // Valuing siblings by search costs a search per sibling: the training
     // games' figure then comes from an even sample as large as the held-out
@@ -111,6 +117,7 @@ pub fn build_report(
     let mut report = json!({
         "depth": depth,
         "siblings": siblings.as_str(),
+        "positions_sampled": sample,
         "games": { "train": train.len(), "held_out": held.len(), "train_sampled": train_sample.len() },
         "evaluated_on": if held.is_empty() { "training games (nothing held out)" } else { "held-out games" },
         "material": material,
@@ -136,8 +143,12 @@ pub fn print_report(report: &Value) {
         (Some(1), Some(s)) => format!(" (siblings valued: {s})"),
         _ => String::new(),
     };
+    let sampled = match report["positions_sampled"].as_f64() {
+        Some(f) if f < 1.0 => format!(", a {:.0}% sample of positions", 100.0 * f),
+        _ => String::new(),
+    };
     println!(
-        "next-move agreement at depth {}{siblings} on {} ({} training games, {} held out)",
+        "next-move agreement at depth {}{siblings} on {}{sampled} ({} training games, {} held out)",
         report["depth"],
         report["evaluated_on"].as_str().unwrap_or(""),
         report["games"]["train"],
@@ -185,6 +196,7 @@ pub fn run(args: ReportArgs) -> Result<()> {
         }
         return Ok(());
     }
+    crate::extract::check_sample(args.sample)?;
     let model_path = args.model.as_ref().context("--model is required")?;
     let model = Arc::new(Learned::load(model_path)?);
     let (train, held) = split_games(&args.kifu, args.holdout, args.seed)?;
@@ -195,6 +207,7 @@ pub fn run(args: ReportArgs) -> Result<()> {
         &model,
         args.depth,
         siblings,
+        args.sample,
         args.rows.as_deref(),
     )?;
     print_report(&report);

@@ -30,6 +30,7 @@ use rsshogi::board::{Move32List, generate_legal_all_move32};
 use serde::{Deserialize, Serialize};
 
 use crate::eval::Evaluator;
+use crate::extract::PositionSample;
 use crate::records::Game;
 use crate::search::{Control, Limits, SiblingSearch, think};
 use crate::train::dataset::Dataset;
@@ -166,9 +167,21 @@ pub fn agreement(
     depth: u32,
     siblings: SiblingValue,
 ) -> Agreement {
+    agreement_on_sample(games, eval, depth, siblings, 1.0)
+}
+
+/// [`agreement`] on the positions `extract --sample` would pick with this
+/// fraction (every one at 1).
+pub fn agreement_on_sample(
+    games: &[Game],
+    eval: &dyn Evaluator,
+    depth: u32,
+    siblings: SiblingValue,
+    sample: f64,
+) -> Agreement {
     games
         .par_iter()
-        .map(|game| game_agreement(game, eval, depth, siblings))
+        .map(|game| game_agreement(game, eval, depth, siblings, sample))
         .reduce(Agreement::default, Agreement::merge)
 }
 
@@ -177,7 +190,9 @@ fn game_agreement(
     eval: &dyn Evaluator,
     depth: u32,
     siblings: SiblingValue,
+    sample: f64,
 ) -> Agreement {
+    let sample = PositionSample::new(game, sample);
     let mut out = Agreement::default();
     let mut pos = game.start_position();
     let tt = (depth > 1).then(|| TranspositionTable::new(4));
@@ -185,6 +200,10 @@ fn game_agreement(
     for (ply, &played16) in game.moves.iter().enumerate() {
         let played = pos.move32_from_move(played16);
         let move_number = ply as u32 + 1;
+        if !sample.takes(ply + 1) {
+            pos.apply_move32(played);
+            continue;
+        }
         if let Some(tt) = &tt {
             let result = think(
                 &pos,
