@@ -124,14 +124,10 @@ impl Learned {
         self.label_scale
     }
 
-    /// How this model values a sibling: a model of quiet leaves needs the
-    /// depth-1 search its labels came from; a model of siblings is static.
-    pub fn sibling_value(&self) -> crate::report::SiblingValue {
-        if self.leaf_rows {
-            crate::report::SiblingValue::Search
-        } else {
-            crate::report::SiblingValue::Static
-        }
+    /// Trained on rows at search leaves (`extract --features-at leaf`): a
+    /// model of quiet positions rather than of siblings.
+    pub fn leaf_rows(&self) -> bool {
+        self.leaf_rows
     }
 }
 

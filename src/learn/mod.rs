@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::eval::{Evaluator, Learned, Material};
 use crate::extract::{ExtractOptions, FeaturesAt, extract};
 use crate::report::cli::{build_report, split_files};
-use crate::report::read_all_games;
+use crate::report::{SiblingValue, read_all_games};
 use crate::train::{SvrParams, TrainOptions, train_files_with};
 
 /// Arguments of `niwatori learn`.
@@ -182,7 +182,7 @@ pub fn run(args: LearnArgs) -> Result<()> {
         )?;
         let model = Arc::new(Learned::load(&model_path)?);
         let rows = (!held_files.is_empty()).then_some(held_dir.as_path());
-        let siblings = model.sibling_value();
+        let siblings = SiblingValue::for_model(&model);
         let report = build_report(&train_games, &held_games, &model, 1, siblings, 1.0, rows)?;
         let top = |key: &str, field: &str| report[key][field].as_f64();
         let record = IterationRecord {

@@ -200,7 +200,7 @@ pub fn run(args: ReportArgs) -> Result<()> {
     let model_path = args.model.as_ref().context("--model is required")?;
     let model = Arc::new(Learned::load(model_path)?);
     let (train, held) = split_games(&args.kifu, args.holdout, args.seed)?;
-    let siblings = args.siblings.unwrap_or(model.sibling_value());
+    let siblings = args.siblings.unwrap_or(SiblingValue::for_model(&model));
     let report = build_report(
         &train,
         &held,

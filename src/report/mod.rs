@@ -149,6 +149,16 @@ pub enum SiblingValue {
 }
 
 impl SiblingValue {
+    /// How `model` values a sibling: a model of quiet leaves needs the
+    /// depth-1 search its labels came from; a model of siblings is static.
+    pub fn for_model(model: &crate::eval::Learned) -> Self {
+        if model.leaf_rows() {
+            Self::Search
+        } else {
+            Self::Static
+        }
+    }
+
     /// The name used on the command line and in reports.
     pub const fn as_str(self) -> &'static str {
         match self {
