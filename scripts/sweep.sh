@@ -5,6 +5,7 @@
 # clamped (mate) rows left out of training. Prints one line per (C, p).
 # SAMPLE: fraction of positions extracted (1); REPORT_SAMPLE: fraction of
 # positions whose agreement is measured (1); CS, PS: the grid; E: tolerance;
+# MARGIN: the game move's margin in centipawns (100);
 # ROWS: reuse ROWS/train and ROWS/heldout (a `learn` run's features/iter-1).
 set -euo pipefail
 kifu=${1:?kifu folder}; work=${2:?work folder}; holdout=${3:-0.1}
@@ -18,7 +19,7 @@ while IFS=$'\t' read -r side file; do
 done < <("$bin" report --kifu "$kifu" --holdout "$holdout" --list-split)
 rows=${ROWS:-$work}
 if [ -z "${ROWS:-}" ]; then
-  opts=(--features-at leaf --sample "$sample" --resume --quiet)
+  opts=(--root "$kifu" --features-at leaf --sample "$sample" --margin "${MARGIN:-100}" --resume --quiet)
   "$bin" extract "${train_list[@]}" --out "$work/train" "${opts[@]}" >/dev/null
   "$bin" extract "${held_list[@]}" --out "$work/heldout" "${opts[@]}" >/dev/null
 fi

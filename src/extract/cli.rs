@@ -67,6 +67,11 @@ pub struct ExtractArgs {
     /// hash of file name, game and ply picks them); 1 expands every one.
     #[arg(long, default_value_t = 1.0)]
     pub sample: f64,
+    /// Name each game's output by its record's path below this folder
+    /// (as `learn` does), so that a list of files from one tree whose names
+    /// repeat across subfolders can be extracted together.
+    #[arg(long)]
+    pub root: Option<std::path::PathBuf>,
 }
 
 /// `--sample` must pick some positions and cannot pick more than all.
@@ -93,7 +98,7 @@ pub fn run(args: ExtractArgs) -> Result<()> {
         jobs: args.jobs,
         resume: args.resume,
         progress: !args.quiet,
-        root: None,
+        root: args.root.clone(),
         sample: args.sample,
     };
     let eval: Arc<dyn Evaluator> = match &args.model {
