@@ -169,6 +169,8 @@ fn iteration_two_is_labelled_by_iteration_one() {
     // learn trains on leaf rows by default, and its model says so, so the
     // report values siblings by the depth-1 search
     assert_eq!(meta(1)["features_at"], "leaf");
+    // and with the margin its sweep chose, two pawns
+    assert_eq!(meta(1)["margin"], 200);
     let model_meta: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("iter-1.model.json")).unwrap())
             .unwrap();

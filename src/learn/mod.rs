@@ -39,8 +39,9 @@ pub struct LearnArgs {
     /// SVR cost C.
     #[arg(short = 'c', default_value_t = 0.1)]
     pub c: f64,
-    /// SVR epsilon p, in scaled label units (0.005 = 50 centipawns).
-    #[arg(short = 'p', default_value_t = 0.005)]
+    /// SVR epsilon p, in scaled label units (0.002 = 20 centipawns; of
+    /// 0.002, 0.005 and 0.02 the smallest ranked held-out moves best).
+    #[arg(short = 'p', default_value_t = 0.002)]
     pub p: f64,
     /// Newton stopping tolerance (relative gradient norm).
     #[arg(short = 'e', default_value_t = 0.001)]
@@ -68,6 +69,11 @@ pub struct LearnArgs {
     /// costs about 20 times material's, so large sets need this.
     #[arg(long, default_value_t = 1.0)]
     pub sample: f64,
+    /// Margin in centipawns of the game move over better-scored siblings
+    /// (see `extract --margin`). Two pawns ranked held-out game moves
+    /// better than one or three in a measured sweep.
+    #[arg(long, default_value_t = 200)]
+    pub margin: i32,
 }
 
 /// One line of the learning history.
@@ -114,6 +120,11 @@ fn copy_model(from: &Path, to: &Path) -> Result<()> {
 pub fn run(args: LearnArgs) -> Result<()> {
     anyhow::ensure!(args.iterations >= 1, "--iterations must be at least 1");
     crate::extract::check_sample(args.sample)?;
+    anyhow::ensure!(
+        args.margin >= 0,
+        "--margin must be >= 0, got {}",
+        args.margin
+    );
     let params = linfa::ParamGuard::check(SvrParams::default().c(args.c).p(args.p).eps(args.e))
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     std::fs::create_dir_all(&args.out)
@@ -122,14 +133,15 @@ pub fn run(args: LearnArgs) -> Result<()> {
     let train_games = read_all_games(&train_files_list);
     let held_games = read_all_games(&held_files);
     println!(
-        "learn: {} training games ({} files), {} held-out games ({} files); C {} p {} e {}",
+        "learn: {} training games ({} files), {} held-out games ({} files); C {} p {} e {}, margin {}",
         train_games.len(),
         train_files_list.len(),
         held_games.len(),
         held_files.len(),
         args.c,
         args.p,
-        args.e
+        args.e,
+        args.margin
     );
     let history_path = args.out.join("history.json");
     let mut history = read_history(&history_path);
@@ -161,6 +173,7 @@ pub fn run(args: LearnArgs) -> Result<()> {
             root: Some(args.kifu.clone()),
             features_at: args.features_at,
             sample: args.sample,
+            margin: args.margin,
             ..ExtractOptions::default()
         };
         let train_dir = dir.join("train");
