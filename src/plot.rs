@@ -173,10 +173,15 @@ pub fn learning_curve(path: &Path, points: &[CurvePoint]) -> Result<(), PlotErro
         .flat_map(|p| [p.top1_heldout, p.top1_train, p.top1_material, p.rmse]);
     check_finite(path, values)?;
     let x_range = first.saturating_sub(1)..last + 1;
-    let top_max = points
+    // Zoomed to the data, since iterations differ by a point or two, with
+    // room above the highest curve for the legend.
+    let (lo, hi) = points
         .iter()
         .flat_map(|p| [p.top1_heldout, p.top1_train, p.top1_material])
-        .fold(0.6f64, |m, v| m.max(v * 1.2));
+        .fold((1.0f64, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let span = (hi - lo).max(0.02);
+    let top_min = ((lo - 0.3 * span) * 100.0).floor().max(0.0) / 100.0;
+    let top_max = ((hi + 0.8 * span) * 100.0).ceil().min(100.0) / 100.0;
     let rmse_max = points.iter().fold(0.0f64, |m, p| m.max(p.rmse)) * 1.15;
     let rmse_max = if rmse_max > 0.0 { rmse_max } else { 1.0 };
 
@@ -187,10 +192,10 @@ pub fn learning_curve(path: &Path, points: &[CurvePoint]) -> Result<(), PlotErro
             .margin(16)
             .x_label_area_size(30)
             .y_label_area_size(70)
-            .build_cartesian_2d(x_range.clone(), 0.0..top_max)?;
+            .build_cartesian_2d(x_range.clone(), top_min..top_max)?;
         chart
             .configure_mesh()
-            .y_label_formatter(&|y| format!("{:.0}%", y * 100.0))
+            .y_label_formatter(&|y| format!("{:.1}%", y * 100.0))
             .y_desc("top-1 agreement")
             .label_style(("sans-serif", 17))
             .axis_desc_style(("sans-serif", 18))
@@ -232,8 +237,8 @@ pub fn learning_curve(path: &Path, points: &[CurvePoint]) -> Result<(), PlotErro
         chart
             .configure_mesh()
             .y_labels(6)
-            .y_label_formatter(&|y| format!("{y:.2}"))
-            .y_desc("RMSE")
+            .y_label_formatter(&|y| format!("{y:.0}"))
+            .y_desc("held-out RMSE (cp)")
             .x_desc("iteration")
             .label_style(("sans-serif", 17))
             .axis_desc_style(("sans-serif", 18))
