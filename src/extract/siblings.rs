@@ -272,9 +272,11 @@ pub fn expand_game<S: SiblingScore + ?Sized>(
         scratch.ranges.clear();
         scratch.scores.clear();
         scratch.negated.clear();
-        // The same position with an indexed history: every move played on
-        // `pos` would otherwise scan the whole game for repetitions.
-        let mut work = pos.clone_for_search();
+        // The same position without its history: a depth-1 score never asks
+        // about repetitions, and every move played on `pos` would otherwise
+        // look for them in the whole game.
+        let mut work =
+            Position::from_sfen(&pos.to_sfen(None)).expect("SFEN written by rsshogi parses");
         for &mv in moves.iter() {
             work.apply_move32(mv);
             scratch.scores.push(scorer.score(&mut work));
