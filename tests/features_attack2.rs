@@ -202,14 +202,23 @@ fn colour_flipped_twin_has_identical_features() {
     }
 }
 
+/// Rows are written in the order the features come, and libsvm wants
+/// ascending indices: no index may repeat or come after a larger one.
 #[test]
-fn indices_are_unique_and_in_range() {
+fn indices_ascend_and_are_in_range() {
     for pos in sample_positions() {
         for enc in [RelationEncoding::Value, RelationEncoding::OneHot] {
             let mut seen = HashSet::new();
+            let mut last = None;
             for_each_feature(&pos, enc, |i, v| {
                 assert!((i as usize) < enc.num_features());
                 assert!(seen.insert(i), "index {i} twice in {}", pos.to_sfen(None));
+                assert!(
+                    last < Some(i),
+                    "index {i} after {last:?} in {}",
+                    pos.to_sfen(None)
+                );
+                last = Some(i);
                 let kind_block = (i as usize) >= enc.num_features() - 28 * 28 * 11;
                 match enc {
                     _ if kind_block => assert!(v >= 1.0 && v.fract() == 0.0),

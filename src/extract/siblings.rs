@@ -295,7 +295,7 @@ pub fn expand_game<S: SiblingScore + ?Sized>(
                     work.undo_move32(m)
                         .expect("undo of a move just applied cannot fail");
                 }
-                scratch.feats[start..].sort_unstable_by_key(|&(idx, _)| idx);
+                debug_assert!(scratch.feats[start..].is_sorted_by_key(|&(idx, _)| idx));
                 scratch.ranges.push((start, scratch.feats.len()));
                 scratch.negated.push(leaf.len() % 2 == 1);
             }

@@ -114,9 +114,6 @@ const KIND_RELATIONS: usize = Relation::COUNT + 1;
 const KIND_FEATURES: usize = PIECE_CODES * PIECE_CODES * KIND_RELATIONS;
 /// The kind-block slot of "the piece itself".
 const SELF: usize = KIND_RELATIONS;
-/// Most pairs one position can have: 81 pieces, each reaching at most 16
-/// pieces (a dragon: 12 directly, 4 through one piece), plus itself.
-const MAX_PAIRS: usize = 81 * 17;
 
 /// Feature-space size (the largest 1-based index) of the default
 /// [`RelationEncoding::Value`]; see [`RelationEncoding::num_features`].
@@ -223,23 +220,70 @@ fn in_zone(color: Color, sq: Square) -> bool {
 }
 
 /// Calls `f(index, value)` once for every feature of `pos`, from the point of
-/// view of the side to move. Indices are 0-based, never repeat within one
-/// call, and come in no particular order (but the same order every time).
+/// view of the side to move, in ascending index order (0-based; no index
+/// repeats), so a row needs no sorting.
 pub fn for_each_feature(pos: &Position, encoding: RelationEncoding, f: impl FnMut(u32, f32)) {
     visit::<true>(pos, encoding, f)
 }
 
 /// Like [`for_each_feature`], but each pair's kind-block feature comes as
-/// its own call with value 1 rather than once with the count: the same sum
-/// for a dot product, without counting (the evaluator's fast path).
+/// its own call with value 1 rather than once with the count, and not in
+/// index order: the same sum for a dot product, without counting (the
+/// evaluator's fast path).
 pub fn for_each_term(pos: &Position, encoding: RelationEncoding, f: impl FnMut(u32, f32)) {
     visit::<false>(pos, encoding, f)
 }
 
-fn visit<const COUNT_KINDS: bool>(
+/// The next square of `bb` in the side to move's view: ascending squares
+/// for Black, descending for White (whose squares are turned round), so
+/// that [`visit`]'s codes come out ascending.
+#[inline]
+fn pop_in_view(bb: &mut Bitboard, flip: bool) -> Option<Square> {
+    if flip {
+        let sq = bb.msb()?;
+        bb.clear(sq);
+        Some(sq)
+    } else {
+        bb.pop_lsb()
+    }
+}
+
+/// Kind-block counts of one position, kept per thread and left zeroed
+/// after each use: clearing 8,624 counters per row, or sorting the slots,
+/// cost more than counting. (So a feature callback must not itself ask for
+/// features: the counts are borrowed meanwhile.)
+struct KindCounts {
+    counts: Box<[u16; KIND_FEATURES]>,
+    used: [u64; KIND_FEATURES.div_ceil(64)],
+}
+
+thread_local! {
+    static KIND_COUNTS: std::cell::RefCell<KindCounts> = std::cell::RefCell::new(KindCounts {
+        counts: Box::new([0; KIND_FEATURES]),
+        used: [0; KIND_FEATURES.div_ceil(64)],
+    });
+}
+
+fn visit<const ORDERED: bool>(
     pos: &Position,
     encoding: RelationEncoding,
     mut f: impl FnMut(u32, f32),
+) {
+    if ORDERED {
+        KIND_COUNTS.with_borrow_mut(|kinds| visit_with::<true>(pos, encoding, &mut f, Some(kinds)))
+    } else {
+        visit_with::<false>(pos, encoding, &mut f, None)
+    }
+}
+
+/// [`visit`]. `ORDERED` (with `kinds`): in ascending index order, the kind
+/// block counted in `kinds` and written last. Otherwise in any order, each
+/// pair's kind feature passed on at once.
+fn visit_with<const ORDERED: bool>(
+    pos: &Position,
+    encoding: RelationEncoding,
+    f: &mut impl FnMut(u32, f32),
+    mut kinds: Option<&mut KindCounts>,
 ) {
     let us = pos.turn();
     let flip = us == Color::WHITE;
@@ -259,12 +303,13 @@ fn visit<const COUNT_KINDS: bool>(
         direct: Bitboard::EMPTY,
         xray: Bitboard::EMPTY,
     };
-    // 81, not 40: a record's start position may hold any number of pieces
+    // 81, not 40: a record's start position may hold any number of pieces.
+    // Filled in the side to move's square order, so pair indices ascend.
     let mut placed = [empty; 81];
     let mut n = 0;
     let mut attacked = [Bitboard::EMPTY; 2];
     let mut rest = occ;
-    while let Some(sq) = rest.pop_lsb() {
+    while let Some(sq) = pop_in_view(&mut rest, ORDERED && flip) {
         let piece = pos.piece_on(sq);
         let (direct, xray) = piece_attacks(piece, sq, occ);
         attacked[piece.color().to_index()] |= direct;
@@ -278,12 +323,9 @@ fn visit<const COUNT_KINDS: bool>(
     }
 
     let kind_offset = encoding.hand_offset() + HAND_FEATURES;
-    // kind-block slots of the pairs emitted, counted at the end
-    let mut kinds = [0u16; MAX_PAIRS];
-    let mut n_kinds = 0;
     // `rel` is a relation kind 1..=10, or SELF: the piece itself, written
     // like kind 1 (value 1) in the pair block and as slot 11 in the kind block
-    let mut emit = |f: &mut dyn FnMut(u32, f32), pair: usize, rel: usize| {
+    let mut emit = |pair: usize, rel: usize| {
         let fine = if rel == SELF { 1 } else { rel };
         match encoding {
             RelationEncoding::Value => f(pair as u32, fine as f32),
@@ -291,11 +333,11 @@ fn visit<const COUNT_KINDS: bool>(
         }
         let (a, b) = (pair / CODES % PIECE_CODES, pair % PIECE_CODES);
         let slot = (a * PIECE_CODES + b) * KIND_RELATIONS + rel - 1;
-        if COUNT_KINDS {
-            kinds[n_kinds] = slot as u16;
-            n_kinds += 1;
-        } else {
+        if !ORDERED {
             f((kind_offset + slot) as u32, 1.0);
+        } else if let Some(k) = kinds.as_deref_mut() {
+            k.counts[slot] += 1;
+            k.used[slot / 64] |= 1 << (slot % 64);
         }
     };
 
@@ -305,50 +347,39 @@ fn visit<const COUNT_KINDS: bool>(
         let pt = a.piece.piece_type().raw();
         let promotable = (1..=6).contains(&pt);
         let a_in_zone = in_zone(ca, a.sq);
-        // the piece itself: material and piece-square value (one-hot slot 1)
-        emit(&mut f, code_a + code(a.sq, a.piece), SELF);
-        let mut targets = a.direct & occ;
-        while let Some(sq_b) = targets.pop_lsb() {
-            let b = pos.piece_on(sq_b);
-            let rel = if b.color() == ca {
-                if attacked[ca.flip().to_index()].test(sq_b) {
-                    Relation::DefendAttacked
+        // the piece itself (material and piece-square value), the pieces it
+        // attacks and those it reaches through one piece
+        if ORDERED {
+            // all by square, so that the codes of B ascend
+            let mut targets = (a.direct & occ) | a.xray | Bitboard::from_square(a.sq);
+            while let Some(sq_b) = pop_in_view(&mut targets, flip) {
+                let b = pos.piece_on(sq_b);
+                let rel = if sq_b == a.sq {
+                    SELF
+                } else if a.direct.test(sq_b) {
+                    direct_relation(ca, sq_b, b, promotable, a_in_zone, &attacked)
                 } else {
-                    Relation::Defend
-                }
-            } else if b.piece_type().raw() == 8 {
-                Relation::Check
-            } else if promotable && (a_in_zone || in_zone(ca, sq_b)) {
-                Relation::AttackPromote
-            } else if attacked[b.color().to_index()].test(sq_b) {
-                Relation::Attack
-            } else {
-                Relation::AttackHanging
-            };
-            emit(&mut f, code_a + code(sq_b, b), rel.value() as usize);
+                    xray_relation(pos, a, ca, sq_b, b, occ)
+                };
+                emit(code_a + code(sq_b, b), rel);
+            }
+        } else {
+            emit(code_a + code(a.sq, a.piece), SELF);
+            let mut targets = a.direct & occ;
+            while let Some(sq_b) = targets.pop_lsb() {
+                let b = pos.piece_on(sq_b);
+                let rel = direct_relation(ca, sq_b, b, promotable, a_in_zone, &attacked);
+                emit(code_a + code(sq_b, b), rel);
+            }
+            let mut xrays = a.xray;
+            while let Some(sq_b) = xrays.pop_lsb() {
+                let b = pos.piece_on(sq_b);
+                emit(
+                    code_a + code(sq_b, b),
+                    xray_relation(pos, a, ca, sq_b, b, occ),
+                );
+            }
         }
-        let mut xrays = a.xray;
-        while let Some(sq_b) = xrays.pop_lsb() {
-            let b = pos.piece_on(sq_b);
-            let rel = if b.color() == ca {
-                Relation::XrayOwn
-            } else if b.piece_type().raw() == 8 {
-                Relation::XrayKing
-            } else {
-                let mid = (Bitboard::between(a.sq, sq_b) & occ).lsb();
-                match mid {
-                    Some(m) if pos.piece_on(m).color() == ca => Relation::XrayThroughOwn,
-                    _ => Relation::XrayThroughEnemy,
-                }
-            };
-            emit(&mut f, code_a + code(sq_b, b), rel.value() as usize);
-        }
-    }
-
-    let kinds = &mut kinds[..n_kinds];
-    kinds.sort_unstable();
-    for run in kinds.chunk_by(|x, y| x == y) {
-        f((kind_offset + run[0] as usize) as u32, run.len() as f32);
     }
 
     let hand_offset = encoding.hand_offset();
@@ -370,6 +401,71 @@ fn visit<const COUNT_KINDS: bool>(
             }
         }
     }
+
+    if let Some(k) = kinds {
+        for (w, word) in k.used.iter_mut().enumerate() {
+            while *word != 0 {
+                let slot = w * 64 + word.trailing_zeros() as usize;
+                *word &= *word - 1;
+                f((kind_offset + slot) as u32, f32::from(k.counts[slot]));
+                k.counts[slot] = 0;
+            }
+        }
+    }
+}
+
+/// The relation of a piece of colour `ca` to the piece `b` on `sq_b`, a
+/// square it attacks directly; `promotable` and `a_in_zone` describe the
+/// attacker, `attacked` the squares each colour attacks.
+#[inline]
+fn direct_relation(
+    ca: Color,
+    sq_b: Square,
+    b: Piece,
+    promotable: bool,
+    a_in_zone: bool,
+    attacked: &[Bitboard; 2],
+) -> usize {
+    let rel = if b.color() == ca {
+        if attacked[ca.flip().to_index()].test(sq_b) {
+            Relation::DefendAttacked
+        } else {
+            Relation::Defend
+        }
+    } else if b.piece_type().raw() == 8 {
+        Relation::Check
+    } else if promotable && (a_in_zone || in_zone(ca, sq_b)) {
+        Relation::AttackPromote
+    } else if attacked[b.color().to_index()].test(sq_b) {
+        Relation::Attack
+    } else {
+        Relation::AttackHanging
+    };
+    rel.value() as usize
+}
+
+/// The relation of slider `a` to the piece `b` it reaches through one piece.
+#[inline]
+fn xray_relation(
+    pos: &Position,
+    a: &Placed,
+    ca: Color,
+    sq_b: Square,
+    b: Piece,
+    occ: Bitboard,
+) -> usize {
+    let rel = if b.color() == ca {
+        Relation::XrayOwn
+    } else if b.piece_type().raw() == 8 {
+        Relation::XrayKing
+    } else {
+        let mid = (Bitboard::between(a.sq, sq_b) & occ).lsb();
+        match mid {
+            Some(m) if pos.piece_on(m).color() == ca => Relation::XrayThroughOwn,
+            _ => Relation::XrayThroughEnemy,
+        }
+    };
+    rel.value() as usize
 }
 
 /// The features of `pos` as a vector sorted by index (a convenience over
@@ -377,6 +473,5 @@ fn visit<const COUNT_KINDS: bool>(
 pub fn features(pos: &Position, encoding: RelationEncoding) -> Vec<(u32, f32)> {
     let mut v = Vec::with_capacity(256);
     for_each_feature(pos, encoding, |i, x| v.push((i, x)));
-    v.sort_unstable_by_key(|&(i, _)| i);
     v
 }
