@@ -676,25 +676,29 @@ mod tests {
         assert!(compared > 1000, "only {compared} searches compared");
     }
 
+    /// Full-window material quiescence of `pos` as if `qply` plies deep
+    /// (ply 1): its value and principal variation.
+    fn material_quiescence(pos: &mut Position, qply: usize) -> (i32, Vec<String>) {
+        let control = Control::new();
+        let mut buf = SearchBuffers::new();
+        let mut w = Worker::new(pos, &crate::eval::Material, None, &control, 0, &mut buf);
+        let value = w.quiescence(-INFINITE, INFINITE, 1, qply);
+        let pv = w.buf.pv[1][1..w.buf.pv_len[1]]
+            .iter()
+            .map(|m| m.to_usi())
+            .collect();
+        (value, pv)
+    }
+
     /// Deep in quiescence a free capture elsewhere is not taken, a
     /// recapture on the last move's square still is.
     #[test]
     fn deep_quiescence_only_recaptures() {
-        let control = Control::new();
         let value_at = |sfen: &str, last: &str, qply: usize| {
             let mut pos = position_from_sfen(sfen).unwrap();
             let mv = pos.move32_from_move(rsshogi::types::Move::from_usi(last).unwrap());
             pos.apply_move32(mv);
-            let mut buf = SearchBuffers::new();
-            let mut w = Worker::new(
-                &mut pos,
-                &crate::eval::Material,
-                None,
-                &control,
-                0,
-                &mut buf,
-            );
-            w.quiescence(-INFINITE, INFINITE, 1, qply)
+            material_quiescence(&mut pos, qply).0
         };
         // White's king steps to 4a; Black's rook on 2h can take the pawn on 2d
         let free_pawn = "4k4/9/9/7p1/9/9/9/7R1/4K4 w - 1";
@@ -714,18 +718,10 @@ mod tests {
         // Black drops the gold on 1b (held by the pawn on 1c): mate; the rook
         // on 5h could take the pawn on 5e instead
         let mut pos = position_from_sfen("8k/9/8P/9/4p4/9/9/4R4/K8 b G 1").unwrap();
-        let control = Control::new();
-        let mut buf = SearchBuffers::new();
-        let mut w = Worker::new(
-            &mut pos,
-            &crate::eval::Material,
-            None,
-            &control,
-            0,
-            &mut buf,
+        assert_eq!(
+            material_quiescence(&mut pos, 0),
+            (mate_in(2), vec!["G*1b".to_string()])
         );
-        assert_eq!(w.quiescence(-INFINITE, INFINITE, 1, 0), mate_in(2));
-        assert_eq!(w.buf.pv[1][1].to_usi(), "G*1b");
     }
 
     #[test]
