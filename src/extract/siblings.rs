@@ -274,9 +274,11 @@ pub fn expand_game<S: SiblingScore + ?Sized>(
         scratch.negated.clear();
         // The same position without its history: a depth-1 score never asks
         // about repetitions, and every move played on `pos` would otherwise
-        // look for them in the whole game.
+        // look for them in the whole game. (A game's positions come from a
+        // parsed SFEN and legal moves, so reading one back cannot fail; if it
+        // did, the copy with its history gives the same scores, slower.)
         let mut work =
-            Position::from_sfen(&pos.to_sfen(None)).expect("SFEN written by rsshogi parses");
+            Position::from_sfen(&pos.to_sfen(None)).unwrap_or_else(|_| pos.clone_for_search());
         for &mv in moves.iter() {
             work.apply_move32(mv);
             scratch.scores.push(scorer.score(&mut work));

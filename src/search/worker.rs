@@ -25,14 +25,14 @@ const MAX_QUIESCENCE_PLY: usize = 16;
 
 /// From this quiescence ply on, only recaptures on the square of the last
 /// move are searched (Stockfish long used this rule from its fifth
-/// quiescence ply). With every
-/// capture allowed, material-only quiescence ran through long sequences of
-/// free captures all over the board: 80 nodes per sibling, most of them 2-16
-/// plies deep, 92 % of extraction's search time. Two plies of any capture
-/// (the reply to the move, and the answer to that) then recaptures cut the
-/// depth-1 labelling time by 2.4x and changed 22 % of the labels; a model
-/// trained on them agreed with the game move as often as one trained on
-/// full-quiescence labels (27.8 % against 26.0 % held-out, 550 games).
+/// quiescence ply). With every capture allowed, material-only quiescence ran
+/// through long sequences of free captures all over the board: 80 nodes per
+/// sibling, many of them 2-16 plies deep, 92 % of the depth-1 labelling
+/// search's time. Two plies of any capture (the reply to the move, and the
+/// answer to that), then recaptures, cut that search's time by 2.4x and
+/// changed 22 % of the labels; a model trained on them agreed with the game
+/// move as often as one trained on full-quiescence labels (27.8 % against
+/// 26.0 % held-out, 550 games).
 const RECAPTURES_FROM_QPLY: usize = 2;
 
 /// Per-thread tables and move lists, kept between searches so that a
