@@ -222,16 +222,16 @@ fn in_zone(color: Color, sq: Square) -> bool {
 /// Calls `f(index, value)` once for every feature of `pos`, from the point of
 /// view of the side to move, in ascending index order (0-based; no index
 /// repeats), so a row needs no sorting.
-pub fn for_each_feature(pos: &Position, encoding: RelationEncoding, f: impl FnMut(u32, f32)) {
-    visit::<true>(pos, encoding, f)
+pub fn for_each_feature(pos: &Position, encoding: RelationEncoding, mut f: impl FnMut(u32, f32)) {
+    KIND_COUNTS.with_borrow_mut(|kinds| visit::<true>(pos, encoding, &mut f, Some(kinds)))
 }
 
 /// Like [`for_each_feature`], but each pair's kind-block feature comes as
 /// its own call with value 1 rather than once with the count, and not in
 /// index order: the same sum for a dot product, without counting (the
 /// evaluator's fast path).
-pub fn for_each_term(pos: &Position, encoding: RelationEncoding, f: impl FnMut(u32, f32)) {
-    visit::<false>(pos, encoding, f)
+pub fn for_each_term(pos: &Position, encoding: RelationEncoding, mut f: impl FnMut(u32, f32)) {
+    visit::<false>(pos, encoding, &mut f, None)
 }
 
 /// The next square of `bb` in the side to move's view: ascending squares
@@ -264,22 +264,10 @@ thread_local! {
     });
 }
 
+/// Every feature of `pos`. `ORDERED` (with `kinds`): in ascending index
+/// order, the kind block counted in `kinds` and written last. Otherwise in
+/// any order, each pair's kind feature passed on at once.
 fn visit<const ORDERED: bool>(
-    pos: &Position,
-    encoding: RelationEncoding,
-    mut f: impl FnMut(u32, f32),
-) {
-    if ORDERED {
-        KIND_COUNTS.with_borrow_mut(|kinds| visit_with::<true>(pos, encoding, &mut f, Some(kinds)))
-    } else {
-        visit_with::<false>(pos, encoding, &mut f, None)
-    }
-}
-
-/// [`visit`]. `ORDERED` (with `kinds`): in ascending index order, the kind
-/// block counted in `kinds` and written last. Otherwise in any order, each
-/// pair's kind feature passed on at once.
-fn visit_with<const ORDERED: bool>(
     pos: &Position,
     encoding: RelationEncoding,
     f: &mut impl FnMut(u32, f32),
