@@ -347,7 +347,7 @@ fn visit<const ORDERED: bool>(
                 } else if a.direct.test(sq_b) {
                     direct_relation(ca, sq_b, b, promotable, a_in_zone, &attacked)
                 } else {
-                    xray_relation(pos, a, ca, sq_b, b, occ)
+                    xray_relation(pos, a, sq_b, b, occ)
                 };
                 emit(code_a + code(sq_b, b), rel);
             }
@@ -362,10 +362,7 @@ fn visit<const ORDERED: bool>(
             let mut xrays = a.xray;
             while let Some(sq_b) = xrays.pop_lsb() {
                 let b = pos.piece_on(sq_b);
-                emit(
-                    code_a + code(sq_b, b),
-                    xray_relation(pos, a, ca, sq_b, b, occ),
-                );
+                emit(code_a + code(sq_b, b), xray_relation(pos, a, sq_b, b, occ));
             }
         }
     }
@@ -434,14 +431,8 @@ fn direct_relation(
 
 /// The relation of slider `a` to the piece `b` it reaches through one piece.
 #[inline]
-fn xray_relation(
-    pos: &Position,
-    a: &Placed,
-    ca: Color,
-    sq_b: Square,
-    b: Piece,
-    occ: Bitboard,
-) -> usize {
+fn xray_relation(pos: &Position, a: &Placed, sq_b: Square, b: Piece, occ: Bitboard) -> usize {
+    let ca = a.piece.color();
     let rel = if b.color() == ca {
         Relation::XrayOwn
     } else if b.piece_type().raw() == 8 {
