@@ -53,23 +53,27 @@ impl<'a> SvrLoss<'a> {
         if e > 0.0 { self.c * e * e } else { 0.0 }
     }
 
+    /// The summed loss at `w + alpha·s`, given `wx` and `xs = X·s`. Summed
+    /// in fixed chunks, in order: rayon's own `sum` splits the work as
+    /// threads steal it, so the rounding (and the objective's last bit)
+    /// varied from run to run.
     fn total_loss(&self, alpha: f64, xs: Option<&[f64]>) -> f64 {
+        const CHUNK: usize = 1 << 14;
         let y = self.data.labels();
-        match xs {
-            None => self
-                .wx
-                .par_iter()
-                .zip(y)
-                .map(|(wx, y)| self.c_loss(wx - y))
-                .sum(),
-            Some(xs) => self
-                .wx
-                .par_iter()
-                .zip(xs)
-                .zip(y)
-                .map(|((wx, xs), y)| self.c_loss(wx + alpha * xs - y))
-                .sum(),
-        }
+        let n = self.wx.len();
+        let chunk_sums: Vec<f64> = (0..n.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|c| {
+                let rows = c * CHUNK..n.min((c + 1) * CHUNK);
+                match xs {
+                    None => rows.map(|i| self.c_loss(self.wx[i] - y[i])).sum::<f64>(),
+                    Some(xs) => rows
+                        .map(|i| self.c_loss(self.wx[i] + alpha * xs[i] - y[i]))
+                        .sum::<f64>(),
+                }
+            })
+            .collect();
+        chunk_sums.iter().sum()
     }
 }
 
