@@ -490,6 +490,7 @@ fn leaf_rows_describe_the_principal_variation_leaf() {
     for mv in record.main_moves().map(|m| m.mv()) {
         let mut legal = Move32List::new();
         generate_legal_all_move32(&pos, &mut legal);
+        scorer.start_position();
         for &m in legal.iter() {
             pos.apply_move32(m);
             let mover = pos.turn().flip();

@@ -83,10 +83,14 @@ fn material_delta(pos: &Position, mv: Move32, hand_percent: i32) -> i32 {
         delta += piece_value(pt) + in_hand(pt.demote());
     }
     if mv.is_promotion() {
-        let moved = pos.piece_on(mv.from_sq()).piece_type();
-        delta += piece_value(moved.promote()) - piece_value(moved);
+        delta += promotion_gain(pos.piece_on(mv.from_sq()).piece_type());
     }
     delta
+}
+
+/// What promoting a `pt` on the board gains (hand values play no part).
+fn promotion_gain(pt: PieceType) -> i32 {
+    piece_value(pt.promote()) - piece_value(pt)
 }
 
 /// Piece values, the same in hand and on the board, as in a simple engine.
@@ -105,6 +109,9 @@ impl Evaluator for Material {
     }
     fn move_delta(&self, pos: &Position, mv: Move32) -> Option<i32> {
         Some(material_delta(pos, mv, 100))
+    }
+    fn promotion_gain(&self, pt: PieceType) -> Option<i32> {
+        Some(promotion_gain(pt))
     }
     fn null_move_negates(&self) -> bool {
         true
@@ -130,6 +137,9 @@ impl Evaluator for MaterialHand {
     fn move_delta(&self, pos: &Position, mv: Move32) -> Option<i32> {
         Some(material_delta(pos, mv, 110))
     }
+    fn promotion_gain(&self, pt: PieceType) -> Option<i32> {
+        Some(promotion_gain(pt))
+    }
     fn null_move_negates(&self) -> bool {
         true
     }
@@ -143,12 +153,23 @@ mod tests {
     /// Every legal move (promotions, non-promotions, drops, captures of
     /// promoted pieces) of a tree of positions: the incremental score must
     /// equal the full evaluation after the move.
-    fn check_tree(eval: &dyn Evaluator, pos: &mut Position, depth: u32, checked: &mut usize) {
+    fn check_tree(
+        eval: &dyn Evaluator,
+        pos: &mut Position,
+        depth: u32,
+        checked: &mut usize,
+        promotions: &mut usize,
+    ) {
         let mut moves = Move32List::new();
         generate_legal_all_move32(pos, &mut moves);
         let before = eval.evaluate(pos);
         for &mv in moves.iter() {
             let delta = eval.move_delta(pos, mv).unwrap();
+            if mv.is_promotion() && pos.piece_on(mv.to_sq()).is_empty() {
+                let moved = pos.piece_on(mv.from_sq()).piece_type();
+                assert_eq!(eval.promotion_gain(moved), Some(delta), "{}", mv.to_usi());
+                *promotions += 1;
+            }
             pos.apply_move32(mv);
             assert_eq!(
                 eval.evaluate(pos),
@@ -159,7 +180,7 @@ mod tests {
             );
             *checked += 1;
             if depth > 1 {
-                check_tree(eval, pos, depth - 1, checked);
+                check_tree(eval, pos, depth - 1, checked, promotions);
             }
             pos.undo_move32(mv).unwrap();
         }
@@ -173,12 +194,13 @@ mod tests {
             "3g4l/+R1sg2S2/p1npk1s+Rp/2pb2p2/4g2N1/1p7/P1PP1PP1P/1P1S5/LNK2G2L w BN2L4P 88",
         ];
         for eval in [&Material as &dyn Evaluator, &MaterialHand] {
-            let mut checked = 0;
+            let (mut checked, mut promotions) = (0, 0);
             for sfen in sfens {
                 let mut pos = position_from_sfen(sfen).unwrap();
-                check_tree(eval, &mut pos, 2, &mut checked);
+                check_tree(eval, &mut pos, 2, &mut checked, &mut promotions);
             }
             assert!(checked > 10_000, "only {checked} moves checked");
+            assert!(promotions > 100, "only {promotions} quiet promotions");
         }
     }
 }

@@ -21,7 +21,7 @@ pub use material::{Material, MaterialHand, piece_value};
 pub use noise::Noisy;
 
 use rsshogi::board::Position;
-use rsshogi::types::Move32;
+use rsshogi::types::{Move32, PieceType};
 
 impl<E: Evaluator + ?Sized> Evaluator for std::sync::Arc<E> {
     fn evaluate(&self, pos: &Position) -> i32 {
@@ -35,6 +35,9 @@ impl<E: Evaluator + ?Sized> Evaluator for std::sync::Arc<E> {
     }
     fn move_delta(&self, pos: &Position, mv: Move32) -> Option<i32> {
         (**self).move_delta(pos, mv)
+    }
+    fn promotion_gain(&self, pt: PieceType) -> Option<i32> {
+        (**self).promotion_gain(pt)
     }
     fn null_move_negates(&self) -> bool {
         (**self).null_move_negates()
@@ -67,6 +70,16 @@ pub trait Evaluator: Send + Sync {
     /// reference (debug builds check every incremental score against it).
     /// `None` (the default): not incremental.
     fn move_delta(&self, _pos: &Position, _mv: Move32) -> Option<i32> {
+        None
+    }
+
+    /// What promoting a piece of type `pt` (lance, knight, silver, bishop
+    /// or rook) without capturing raises the mover's evaluation by, when
+    /// that is a fixed amount: [`Evaluator::move_delta`] of every such
+    /// promotion. For material, the difference of the two values. With the
+    /// quiet gain bound it lets the depth-1 sibling search tell, before
+    /// generating the quiet moves, that none of them can matter.
+    fn promotion_gain(&self, _pt: PieceType) -> Option<i32> {
         None
     }
 

@@ -27,6 +27,11 @@ pub trait SiblingScore {
     fn leaf_moves(&self) -> &[Move32] {
         &[]
     }
+
+    /// Called before the siblings of each position, so that what a scorer
+    /// learns while scoring (move ordering) stays within one position and
+    /// rows do not depend on which thread scored which games before.
+    fn start_position(&mut self) {}
 }
 
 impl SiblingScore for crate::search::SiblingScorer {
@@ -36,6 +41,10 @@ impl SiblingScore for crate::search::SiblingScorer {
 
     fn leaf_moves(&self) -> &[Move32] {
         self.pv()
+    }
+
+    fn start_position(&mut self) {
+        crate::search::SiblingScorer::start_position(self);
     }
 }
 
@@ -279,6 +288,7 @@ pub fn expand_game<S: SiblingScore + ?Sized>(
         // did, the copy with its history gives the same scores, slower.)
         let mut work =
             Position::from_sfen(&pos.to_sfen(None)).unwrap_or_else(|_| pos.clone_for_search());
+        scorer.start_position();
         for &mv in moves.iter() {
             work.apply_move32(mv);
             scratch.scores.push(scorer.score(&mut work));

@@ -38,19 +38,22 @@ const RECAPTURES_FROM_QPLY: usize = 2;
 /// Per-thread tables and move lists, kept between searches so that a
 /// search (a sibling score) allocates nothing.
 pub(crate) struct SearchBuffers {
-    killers: Vec<[Move32; 2]>,
-    history: History,
-    lists: Vec<ScoredMoves>,
+    /// The sibling root's losing captures, searched last.
+    pub(super) bad_captures: ScoredMoves,
+    pub(super) killers: Vec<[Move32; 2]>,
+    pub(super) history: History,
+    pub(super) lists: Vec<ScoredMoves>,
     pv: Box<[[Move32; MAX_PLY + 1]; MAX_PLY + 1]>,
-    pv_len: [usize; MAX_PLY + 1],
+    pub(super) pv_len: [usize; MAX_PLY + 1],
     /// Unclamped static evaluation of the position at each ply, carried down
     /// by [`Evaluator::move_delta`]; `None` until known.
-    evals: [Option<i32>; MAX_PLY + 2],
+    pub(super) evals: [Option<i32>; MAX_PLY + 2],
 }
 
 impl SearchBuffers {
     pub fn new() -> Self {
         Self {
+            bad_captures: ScoredMoves::new(),
             killers: vec![[Move32::MOVE_NONE; 2]; MAX_PLY + 2],
             history: History::default(),
             lists: (0..=MAX_PLY).map(|_| ScoredMoves::new()).collect(),
@@ -71,9 +74,9 @@ fn generate_evasions(pos: &Position, list: &mut Move32List) {
 
 pub(crate) struct Worker<'a> {
     pub pos: &'a mut Position,
-    eval: &'a dyn Evaluator,
+    pub(super) eval: &'a dyn Evaluator,
     /// Exact upper bound on what a quiet move gains (see [`Evaluator::quiet_gain_bound`]).
-    quiet_gain_bound: Option<i32>,
+    pub(super) quiet_gain_bound: Option<i32>,
     /// Also skip captures and promotions that cannot reach alpha (see
     /// [`Worker::exact_ceiling`]), at the frontier and in quiescence. The
     /// value of a full-window search is unchanged; only fail-soft bounds and
@@ -87,7 +90,7 @@ pub(crate) struct Worker<'a> {
     pub nodes: u64,
     pub seldepth: usize,
     pub stopped: bool,
-    buf: &'a mut SearchBuffers,
+    pub(super) buf: &'a mut SearchBuffers,
 }
 
 impl<'a> Worker<'a> {
@@ -123,7 +126,7 @@ impl<'a> Worker<'a> {
     /// The static evaluation of the position at `ply`, clamped: the
     /// incremental score when the parent carried one down, else the full
     /// evaluation (then remembered for the children).
-    fn static_eval(&mut self, ply: usize) -> i32 {
+    pub(super) fn static_eval(&mut self, ply: usize) -> i32 {
         let raw = match self.buf.evals[ply] {
             Some(v) => {
                 if cfg!(any(test, debug_assertions)) {
@@ -149,7 +152,7 @@ impl<'a> Worker<'a> {
     /// the mover's side. When `mv` gives no check its child is a quiescence
     /// node that may stand pat (or finds a mate against the mover, lower
     /// still), so the move scores at most this.
-    fn exact_ceiling(&self, ply: usize, mv: Move32) -> Option<i32> {
+    pub(super) fn exact_ceiling(&self, ply: usize, mv: Move32) -> Option<i32> {
         if !self.ceiling_pruning {
             return None;
         }
@@ -167,7 +170,7 @@ impl<'a> Worker<'a> {
         self.pos.apply_move32_with_gives_check(mv, gives_check);
     }
 
-    fn count_node(&mut self) {
+    pub(super) fn count_node(&mut self) {
         self.nodes += 1;
         if self.nodes & 255 == 0 || self.control.nodes_limited() {
             if self.id == 0 {
