@@ -78,7 +78,9 @@ pub(crate) struct Worker<'a> {
     /// Exact upper bound on what a quiet move gains (see [`Evaluator::quiet_gain_bound`]).
     pub(super) quiet_gain_bound: Option<i32>,
     /// Also skip captures and promotions that cannot reach alpha (see
-    /// [`Worker::exact_ceiling`]), at the frontier and in quiescence. The
+    /// [`Worker::exact_ceiling`]), at the frontier and in quiescence, and
+    /// score without playing it a quiescence move whose child could only
+    /// stand pat ([`Worker::stand_pat_child`]). The
     /// value of a full-window search is unchanged; only fail-soft bounds and
     /// node counts differ. Sibling scoring turns it on (1.6-2x faster labels);
     /// the game search leaves it off: it measured no faster to a given depth
@@ -440,6 +442,36 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// The score of quiescence move `mv` at `qply` when its child can only
+    /// stand pat, known without playing it: the child may try nothing but
+    /// recaptures, is not in check, and no piece of its side attacks the
+    /// destination once `mv` is played. Its value is then its evaluation,
+    /// and `mv` scores its exact ceiling. `None`: search the child.
+    fn stand_pat_child(
+        &mut self,
+        ply: usize,
+        qply: usize,
+        mv: Move32,
+        gives_check: bool,
+    ) -> Option<i32> {
+        if gives_check || qply + 1 < RECAPTURES_FROM_QPLY {
+            return None;
+        }
+        let ceiling = self.exact_ceiling(ply, mv)?;
+        let to = mv.to_sq();
+        let mut occupied = self.pos.pieces();
+        if !mv.is_drop() {
+            occupied.clear(mv.from_sq());
+        }
+        occupied.set(to);
+        let them = self.pos.turn().flip();
+        if !self.pos.attackers_to_color(them, to, occupied).is_empty() {
+            return None;
+        }
+        self.buf.pv_len[ply + 1] = ply + 1;
+        Some(ceiling)
+    }
+
     /// Captures and pawn promotions until the position is quiet; the side
     /// to move may stand pat unless in check. `qply` counts quiescence plies;
     /// from [`RECAPTURES_FROM_QPLY`] on only recaptures are tried.
@@ -500,14 +532,19 @@ impl<'a> Worker<'a> {
             if !in_check && !mv.is_drop() && loses_material(self.pos, mv) {
                 continue;
             }
-            self.make_move(mv, gives_check, ply);
-            let score = -self.quiescence(-beta, -alpha, ply + 1, qply + 1);
-            self.pos
-                .undo_move32(mv)
-                .expect("undo of a move just applied cannot fail");
-            if self.stopped {
-                return 0;
-            }
+            let score = if let Some(leaf) = self.stand_pat_child(ply, qply, mv, gives_check) {
+                leaf
+            } else {
+                self.make_move(mv, gives_check, ply);
+                let score = -self.quiescence(-beta, -alpha, ply + 1, qply + 1);
+                self.pos
+                    .undo_move32(mv)
+                    .expect("undo of a move just applied cannot fail");
+                if self.stopped {
+                    return 0;
+                }
+                score
+            };
             if score > best {
                 best = score;
                 if score > alpha {
