@@ -92,12 +92,13 @@ impl SiblingSearch {
     /// As [`SiblingScorer::start_position`].
     pub fn start_position(&mut self) {
         self.buffers.killers[0] = [Move32::MOVE_NONE; 2];
+        self.buffers.counter_evasions.fill(Move32::MOVE_NONE);
     }
 
     /// As [`SiblingScorer::score`], with `eval`.
     pub fn score(&mut self, eval: &dyn Evaluator, pos: &mut Position) -> i32 {
         let mut worker = Worker::new(pos, eval, None, &self.control, 0, &mut self.buffers);
-        worker.ceiling_pruning = true;
+        worker.labelling = true;
         let score = -worker
             .staged_root()
             .unwrap_or_else(|| worker.search(-INFINITE, INFINITE, 1, 0, true, false));
@@ -126,7 +127,7 @@ struct Root {
 
 impl Worker<'_> {
     /// The depth-1 search of a sibling from the opponent's side, as
-    /// `search(-INFINITE, INFINITE, 1, 0, ..)` with ceiling pruning gives,
+    /// `search(-INFINITE, INFINITE, 1, 0, ..)` in labelling mode gives,
     /// with the moves generated in stages: captures and pawn promotions,
     /// then quiet checks, then, only if one of them could still count, the
     /// other quiet moves, then losing captures. A quiet move that gives no
@@ -391,7 +392,7 @@ mod tests {
     }
 
     /// The staged root gives every sibling the value of the plain depth-1
-    /// search (no ceiling pruning), with killers carried from sibling to
+    /// search (not in labelling mode), with killers carried from sibling to
     /// sibling as extraction does, for both material evaluations.
     #[test]
     fn staged_root_scores_as_the_plain_search() {

@@ -10,7 +10,7 @@ use rsshogi::board::{
     generate_recaptures_move32,
 };
 use rsshogi::mate::solve_mate_in_one_in_place;
-use rsshogi::types::{Move32, RepetitionState};
+use rsshogi::types::{Move32, Piece, RepetitionState};
 
 use super::Control;
 use super::ordering::{History, ScoredMoves, is_capture, loses_material, mvv_lva, score_move};
@@ -38,6 +38,9 @@ const RECAPTURES_FROM_QPLY: usize = 2;
 /// Per-thread tables and move lists, kept between searches so that a
 /// search (a sibling score) allocates nothing.
 pub(crate) struct SearchBuffers {
+    /// The evasion that last refuted a check in quiescence, by the checking
+    /// piece and its square (sibling scoring only).
+    pub(super) counter_evasions: Box<[Move32; Piece::COUNT * 81]>,
     /// The sibling root's losing captures, searched last.
     pub(super) bad_captures: ScoredMoves,
     pub(super) killers: Vec<[Move32; 2]>,
@@ -53,6 +56,7 @@ pub(crate) struct SearchBuffers {
 impl SearchBuffers {
     pub fn new() -> Self {
         Self {
+            counter_evasions: Box::new([Move32::MOVE_NONE; Piece::COUNT * 81]),
             bad_captures: ScoredMoves::new(),
             killers: vec![[Move32::MOVE_NONE; 2]; MAX_PLY + 2],
             history: History::default(),
@@ -77,15 +81,17 @@ pub(crate) struct Worker<'a> {
     pub(super) eval: &'a dyn Evaluator,
     /// Exact upper bound on what a quiet move gains (see [`Evaluator::quiet_gain_bound`]).
     pub(super) quiet_gain_bound: Option<i32>,
-    /// Also skip captures and promotions that cannot reach alpha (see
-    /// [`Worker::exact_ceiling`]), at the frontier and in quiescence, and
-    /// score without playing it a quiescence move whose child could only
-    /// stand pat ([`Worker::stand_pat_child`]). The
-    /// value of a full-window search is unchanged; only fail-soft bounds and
-    /// node counts differ. Sibling scoring turns it on (1.6-2x faster labels);
-    /// the game search leaves it off: it measured no faster to a given depth
-    /// there, only fewer (cheap) nodes.
-    pub ceiling_pruning: bool,
+    /// Labelling mode, for sibling scores: shortcuts that keep the value of
+    /// a full-window search exactly, while fail-soft bounds, node counts and
+    /// (between equal moves) the principal variation may differ. Captures
+    /// and promotions that cannot reach alpha are skipped (see
+    /// [`Worker::exact_ceiling`]) at the frontier and in quiescence; a
+    /// quiescence move whose child could only stand pat is scored without
+    /// playing it ([`Worker::stand_pat_child`]); in check, the evasion that
+    /// last refuted the same check is tried first. The game search leaves it
+    /// off: ceiling pruning measured no faster to a given depth there, only
+    /// fewer (cheap) nodes.
+    pub labelling: bool,
     pub tt: Option<&'a TranspositionTable>,
     pub control: &'a Control,
     pub id: usize,
@@ -109,7 +115,7 @@ impl<'a> Worker<'a> {
             pos,
             eval,
             quiet_gain_bound: eval.quiet_gain_bound(),
-            ceiling_pruning: false,
+            labelling: false,
             tt,
             control,
             id,
@@ -155,7 +161,7 @@ impl<'a> Worker<'a> {
     /// node that may stand pat (or finds a mate against the mover, lower
     /// still), so the move scores at most this.
     pub(super) fn exact_ceiling(&self, ply: usize, mv: Move32) -> Option<i32> {
-        if !self.ceiling_pruning {
+        if !self.labelling {
             return None;
         }
         let raw = self.buf.evals[ply]?;
@@ -472,6 +478,28 @@ impl<'a> Worker<'a> {
         Some(ceiling)
     }
 
+    /// The score of the legal quiescence move `mv` at `ply`: its child
+    /// searched, or read off when it can only stand pat. `None` if stopped.
+    fn quiescence_move(
+        &mut self,
+        mv: Move32,
+        gives_check: bool,
+        alpha: i32,
+        beta: i32,
+        ply: usize,
+        qply: usize,
+    ) -> Option<i32> {
+        if let Some(leaf) = self.stand_pat_child(ply, qply, mv, gives_check) {
+            return Some(leaf);
+        }
+        self.make_move(mv, gives_check, ply);
+        let score = -self.quiescence(-beta, -alpha, ply + 1, qply + 1);
+        self.pos
+            .undo_move32(mv)
+            .expect("undo of a move just applied cannot fail");
+        (!self.stopped).then_some(score)
+    }
+
     /// Captures and pawn promotions until the position is quiet; the side
     /// to move may stand pat unless in check. `qply` counts quiescence plies;
     /// from [`RECAPTURES_FROM_QPLY`] on only recaptures are tried.
@@ -488,8 +516,40 @@ impl<'a> Worker<'a> {
         }
         let mut generated = Move32List::new();
         let mut best;
+        // In check, when labelling, the evasion that last refuted the same
+        // checking move (piece and square) is tried before generating the
+        // others: the checks of one position's siblings are mostly the same
+        // and so are their refutations.
+        let mut tried = Move32::MOVE_NONE;
+        let last = self.pos.last_move();
+        let counter_slot = (in_check && self.labelling && last != Move32::MOVE_NONE)
+            .then(|| last.piece_after_move().to_index() * 81 + last.to_sq().to_index());
         if in_check {
             best = mated_in(ply);
+            if let Some(slot) = counter_slot {
+                let mv = self.buf.counter_evasions[slot];
+                if mv != Move32::MOVE_NONE
+                    && self.pos.is_pseudo_legal_move32(mv, false)
+                    && self.pos.is_legal_after_pseudo_move32(mv)
+                {
+                    tried = mv;
+                    let gives_check = self.pos.gives_check_move32(mv);
+                    let Some(score) = self.quiescence_move(mv, gives_check, alpha, beta, ply, qply)
+                    else {
+                        return 0;
+                    };
+                    if score > best {
+                        best = score;
+                        if score > alpha {
+                            self.update_pv(ply, mv);
+                            if score >= beta {
+                                return best;
+                            }
+                            alpha = score;
+                        }
+                    }
+                }
+            }
             generate_evasions(self.pos, &mut generated);
         } else {
             let stand_pat = self.static_eval(ply);
@@ -514,6 +574,9 @@ impl<'a> Worker<'a> {
             self.buf.lists[ply].push(mv, s);
         }
         while let Some((mv, _)) = self.buf.lists[ply].pick() {
+            if mv == tried {
+                continue;
+            }
             let gives_check = self.pos.gives_check_move32(mv);
             if !in_check
                 && !gives_check
@@ -532,24 +595,17 @@ impl<'a> Worker<'a> {
             if !in_check && !mv.is_drop() && loses_material(self.pos, mv) {
                 continue;
             }
-            let score = if let Some(leaf) = self.stand_pat_child(ply, qply, mv, gives_check) {
-                leaf
-            } else {
-                self.make_move(mv, gives_check, ply);
-                let score = -self.quiescence(-beta, -alpha, ply + 1, qply + 1);
-                self.pos
-                    .undo_move32(mv)
-                    .expect("undo of a move just applied cannot fail");
-                if self.stopped {
-                    return 0;
-                }
-                score
+            let Some(score) = self.quiescence_move(mv, gives_check, alpha, beta, ply, qply) else {
+                return 0;
             };
             if score > best {
                 best = score;
                 if score > alpha {
                     self.update_pv(ply, mv);
                     if score >= beta {
+                        if let Some(slot) = counter_slot {
+                            self.buf.counter_evasions[slot] = mv;
+                        }
                         break;
                     }
                     alpha = score;
@@ -683,11 +739,11 @@ mod tests {
         found
     }
 
-    /// Ceiling pruning must not change the value of a full-window search:
+    /// Labelling mode must not change the value of a full-window search:
     /// every sibling of the bench positions, depth 1 (the extract labels)
     /// and depth 2, with both material evaluations.
     #[test]
-    fn ceiling_pruning_keeps_full_window_values() {
+    fn labelling_keeps_full_window_values() {
         use crate::eval::{Material, MaterialHand};
         let control = Control::new();
         let mut moves = Move32List::new();
@@ -703,7 +759,7 @@ mod tests {
                         for (value, on) in values.iter_mut().zip([false, true]) {
                             let mut buf = SearchBuffers::new();
                             let mut w = Worker::new(&mut pos, eval, None, &control, 0, &mut buf);
-                            w.ceiling_pruning = on;
+                            w.labelling = on;
                             *value = w.search(-INFINITE, INFINITE, depth, 0, true, false);
                         }
                         assert_eq!(values[0], values[1], "{} depth {depth}", pos.to_sfen(None));
