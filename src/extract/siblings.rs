@@ -302,7 +302,9 @@ pub fn expand_game<S: SiblingScore + ?Sized>(
                     work.apply_move32(m);
                 }
                 let feats = &mut scratch.feats;
-                for_each_feature(&work, encoding, |idx, v| feats.push((idx, v as u8)));
+                for_each_feature(&work, encoding, |idx, v| {
+                    feats.push((idx, u8::try_from(v).unwrap_or(u8::MAX)));
+                });
                 for &m in leaf.iter().rev() {
                     work.undo_move32(m)
                         .expect("undo of a move just applied cannot fail");

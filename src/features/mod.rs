@@ -222,7 +222,7 @@ fn in_zone(color: Color, sq: Square) -> bool {
 /// Calls `f(index, value)` once for every feature of `pos`, from the point of
 /// view of the side to move, in ascending index order (0-based; no index
 /// repeats), so a row needs no sorting.
-pub fn for_each_feature(pos: &Position, encoding: RelationEncoding, mut f: impl FnMut(u32, f32)) {
+pub fn for_each_feature(pos: &Position, encoding: RelationEncoding, mut f: impl FnMut(u32, u16)) {
     KIND_COUNTS.with_borrow_mut(|kinds| visit::<true>(pos, encoding, &mut f, Some(kinds)))
 }
 
@@ -231,7 +231,7 @@ pub fn for_each_feature(pos: &Position, encoding: RelationEncoding, mut f: impl 
 /// index order: the same sum for a dot product, without counting (the
 /// evaluator's fast path).
 pub fn for_each_term(pos: &Position, encoding: RelationEncoding, mut f: impl FnMut(u32, f32)) {
-    visit::<false>(pos, encoding, &mut f, None)
+    visit::<false>(pos, encoding, &mut |i, v| f(i, f32::from(v)), None)
 }
 
 /// The next square of `bb` in the side to move's view: ascending squares
@@ -270,7 +270,7 @@ thread_local! {
 fn visit<const ORDERED: bool>(
     pos: &Position,
     encoding: RelationEncoding,
-    f: &mut impl FnMut(u32, f32),
+    f: &mut impl FnMut(u32, u16),
     mut kinds: Option<&mut KindCounts>,
 ) {
     let us = pos.turn();
@@ -316,13 +316,13 @@ fn visit<const ORDERED: bool>(
     let mut emit = |pair: usize, rel: usize| {
         let fine = if rel == SELF { 1 } else { rel };
         match encoding {
-            RelationEncoding::Value => f(pair as u32, fine as f32),
-            RelationEncoding::OneHot => f((pair * Relation::COUNT + fine - 1) as u32, 1.0),
+            RelationEncoding::Value => f(pair as u32, fine as u16),
+            RelationEncoding::OneHot => f((pair * Relation::COUNT + fine - 1) as u32, 1),
         }
         let (a, b) = (pair / CODES % PIECE_CODES, pair % PIECE_CODES);
         let slot = (a * PIECE_CODES + b) * KIND_RELATIONS + rel - 1;
         if !ORDERED {
-            f((kind_offset + slot) as u32, 1.0);
+            f((kind_offset + slot) as u32, 1);
         } else if let Some(k) = kinds.as_deref_mut() {
             k.counts[slot] += 1;
             k.used[slot / 64] |= 1 << (slot % 64);
@@ -381,7 +381,7 @@ fn visit<const ORDERED: bool>(
                         continue;
                     }
                     let index = hand_offset + slot * 162 + king_owner * 81 + norm(ksq);
-                    f(index as u32, 1.0);
+                    f(index as u32, 1);
                 }
             }
         }
@@ -392,7 +392,7 @@ fn visit<const ORDERED: bool>(
             while *word != 0 {
                 let slot = w * 64 + word.trailing_zeros() as usize;
                 *word &= *word - 1;
-                f((kind_offset + slot) as u32, f32::from(k.counts[slot]));
+                f((kind_offset + slot) as u32, k.counts[slot]);
                 k.counts[slot] = 0;
             }
         }
@@ -451,6 +451,6 @@ fn xray_relation(pos: &Position, a: &Placed, sq_b: Square, b: Piece, occ: Bitboa
 /// [`for_each_feature`] for tests and tools; the row writer reuses a buffer).
 pub fn features(pos: &Position, encoding: RelationEncoding) -> Vec<(u32, f32)> {
     let mut v = Vec::with_capacity(256);
-    for_each_feature(pos, encoding, |i, x| v.push((i, x)));
+    for_each_feature(pos, encoding, |i, x| v.push((i, f32::from(x))));
     v
 }
