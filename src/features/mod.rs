@@ -279,9 +279,9 @@ fn visit<const ORDERED: bool>(
         let i = sq.to_index();
         if flip { 80 - i } else { i }
     };
-    let code = |sq: Square, piece: Piece| -> usize {
-        let owner = usize::from(piece.color() != us);
-        norm(sq) * PIECE_CODES + owner * 14 + piece.piece_type().raw() as usize - 1
+    // a piece's code within a square: its owner (0 the side to move) and type
+    let kind = |piece: Piece| -> usize {
+        usize::from(piece.color() != us) * 14 + piece.piece_type().raw() as usize - 1
     };
 
     let occ = pos.bitboards().occupied();
@@ -313,13 +313,13 @@ fn visit<const ORDERED: bool>(
     let kind_offset = encoding.hand_offset() + HAND_FEATURES;
     // `rel` is a relation kind 1..=10, or SELF: the piece itself, written
     // like kind 1 (value 1) in the pair block and as slot 11 in the kind block
-    let mut emit = |pair: usize, rel: usize| {
+    // `pair` is the pair index, `a` and `b` the two pieces' kinds
+    let mut emit = |pair: usize, a: usize, b: usize, rel: usize| {
         let fine = if rel == SELF { 1 } else { rel };
         match encoding {
             RelationEncoding::Value => f(pair as u32, fine as u16),
             RelationEncoding::OneHot => f((pair * Relation::COUNT + fine - 1) as u32, 1),
         }
-        let (a, b) = (pair / CODES % PIECE_CODES, pair % PIECE_CODES);
         let slot = (a * PIECE_CODES + b) * KIND_RELATIONS + rel - 1;
         if !ORDERED {
             f((kind_offset + slot) as u32, 1);
@@ -331,7 +331,8 @@ fn visit<const ORDERED: bool>(
 
     for a in &placed[..n] {
         let ca = a.piece.color();
-        let code_a = code(a.sq, a.piece) * CODES;
+        let kind_a = kind(a.piece);
+        let code_a = (norm(a.sq) * PIECE_CODES + kind_a) * CODES;
         let pt = a.piece.piece_type().raw();
         let promotable = (1..=6).contains(&pt);
         let a_in_zone = in_zone(ca, a.sq);
@@ -349,20 +350,40 @@ fn visit<const ORDERED: bool>(
                 } else {
                     xray_relation(pos, a, sq_b, b, occ)
                 };
-                emit(code_a + code(sq_b, b), rel);
+                let kind_b = kind(b);
+                emit(
+                    code_a + norm(sq_b) * PIECE_CODES + kind_b,
+                    kind_a,
+                    kind_b,
+                    rel,
+                );
             }
         } else {
-            emit(code_a + code(a.sq, a.piece), SELF);
+            let self_code = norm(a.sq) * PIECE_CODES + kind_a;
+            emit(code_a + self_code, kind_a, kind_a, SELF);
             let mut targets = a.direct & occ;
             while let Some(sq_b) = targets.pop_lsb() {
                 let b = pos.piece_on(sq_b);
                 let rel = direct_relation(ca, sq_b, b, promotable, a_in_zone, &attacked);
-                emit(code_a + code(sq_b, b), rel);
+                let kind_b = kind(b);
+                emit(
+                    code_a + norm(sq_b) * PIECE_CODES + kind_b,
+                    kind_a,
+                    kind_b,
+                    rel,
+                );
             }
             let mut xrays = a.xray;
             while let Some(sq_b) = xrays.pop_lsb() {
                 let b = pos.piece_on(sq_b);
-                emit(code_a + code(sq_b, b), xray_relation(pos, a, sq_b, b, occ));
+                let kind_b = kind(b);
+                let rel = xray_relation(pos, a, sq_b, b, occ);
+                emit(
+                    code_a + norm(sq_b) * PIECE_CODES + kind_b,
+                    kind_a,
+                    kind_b,
+                    rel,
+                );
             }
         }
     }

@@ -108,7 +108,9 @@ fn slider_attackers(pos: &Position, to: Square, occupied: Bitboard) -> Bitboard 
     let lances = bitboards.pieces(PieceType::LANCE);
     // a lance attacks along its file, forwards: from the side of `to` its
     // colour's opponent moves towards
-    let lances = (lance_step_attacks(to, Color::WHITE) & lances & bitboards.color_pieces(Color::BLACK))
+    let lances = (lance_step_attacks(to, Color::WHITE)
+        & lances
+        & bitboards.color_pieces(Color::BLACK))
         | (lance_step_attacks(to, Color::BLACK) & lances & bitboards.color_pieces(Color::WHITE));
     (bishop_attacks(to, occupied) & bitboards.bishop_horse())
         | (rook_attacks(to, occupied) & (bitboards.rook_dragon() | lances))
@@ -228,6 +230,9 @@ mod tests {
                 }
             }
         }
-        assert!(compared > 100_000 && exchanges > 10_000, "{compared} moves, {exchanges} exchanges");
+        assert!(
+            compared > 100_000 && exchanges > 10_000,
+            "{compared} moves, {exchanges} exchanges"
+        );
     }
 }
