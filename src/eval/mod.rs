@@ -78,7 +78,8 @@ pub trait Evaluator: Send + Sync {
     /// that is a fixed amount: [`Evaluator::move_delta`] of every such
     /// promotion. For material, the difference of the two values. With the
     /// quiet gain bound it lets the depth-1 sibling search tell, before
-    /// generating the quiet moves, that none of them can matter.
+    /// generating the quiet moves, that none of them can matter. An
+    /// evaluator that gives it must give [`Evaluator::move_delta`] too.
     fn promotion_gain(&self, _pt: PieceType) -> Option<i32> {
         None
     }

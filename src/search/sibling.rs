@@ -129,8 +129,9 @@ impl Worker<'_> {
     /// The depth-1 search of a sibling from the opponent's side, as
     /// `search(-INFINITE, INFINITE, 1, 0, ..)` in labelling mode gives,
     /// with the moves generated in stages: captures and pawn promotions,
-    /// then quiet checks, then, only if one of them could still count, the
-    /// other quiet moves, then losing captures. A quiet move that gives no
+    /// then quiet checks, then the quiet reply that held the evaluation at
+    /// an earlier sibling (a killer), then, only if one of them could still
+    /// count, the other quiet moves, then losing captures. A quiet move that gives no
     /// check can score no more than its ceiling (the evaluation after it; the
     /// mover may stand pat), and once the best score reaches that, it changes
     /// nothing. That is so at most roots: of 96 moves generated per root, 90
@@ -143,7 +144,12 @@ impl Worker<'_> {
     /// give the gains the stages need.
     pub(super) fn staged_root(&mut self) -> Option<i32> {
         let quiet_bound = self.quiet_gain_bound?;
-        if self.pos.is_in_check() || self.eval.promotion_gain(PieceType::ROOK).is_none() {
+        // exact ceilings need labelling mode and an incremental evaluator,
+        // which every evaluator giving promotion gains is
+        if !self.labelling
+            || self.pos.is_in_check()
+            || self.eval.promotion_gain(PieceType::ROOK).is_none()
+        {
             return None;
         }
         self.buf.pv_len[0] = 0;
