@@ -60,7 +60,23 @@ enum Command {
     TrainBench(niwatori::train::bench::BenchArgs),
 }
 
+/// The CPU features the build targets (`.cargo/config.toml`), checked
+/// before any of them is used, so an older CPU gets a message rather than an
+/// illegal instruction.
+fn check_cpu() -> Result<()> {
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+    if !(std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("bmi2"))
+    {
+        anyhow::bail!(
+            "this build needs a CPU with AVX2 and BMI2 (x86-64-v3); rebuild with \
+             RUSTFLAGS=\"-C target-cpu=x86-64-v2\" cargo build --release"
+        );
+    }
+    Ok(())
+}
+
 fn main() -> Result<()> {
+    check_cpu()?;
     let cli = Cli::parse();
     match cli.command {
         Some(Command::Perft { depth, sfen }) => {
