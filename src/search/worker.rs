@@ -478,6 +478,30 @@ impl<'a> Worker<'a> {
         Some(ceiling)
     }
 
+    /// Takes `mv`'s `score` into a quiescence node's `best` and `alpha`
+    /// (and its principal variation); true when it reaches `beta`.
+    fn raise_best(
+        &mut self,
+        ply: usize,
+        mv: Move32,
+        score: i32,
+        best: &mut i32,
+        alpha: &mut i32,
+        beta: i32,
+    ) -> bool {
+        if score > *best {
+            *best = score;
+            if score > *alpha {
+                self.update_pv(ply, mv);
+                if score >= beta {
+                    return true;
+                }
+                *alpha = score;
+            }
+        }
+        false
+    }
+
     /// The score of the legal quiescence move `mv` at `ply`: its child
     /// searched, or read off when it can only stand pat. `None` if stopped.
     fn quiescence_move(
@@ -538,15 +562,8 @@ impl<'a> Worker<'a> {
                     else {
                         return 0;
                     };
-                    if score > best {
-                        best = score;
-                        if score > alpha {
-                            self.update_pv(ply, mv);
-                            if score >= beta {
-                                return best;
-                            }
-                            alpha = score;
-                        }
+                    if self.raise_best(ply, mv, score, &mut best, &mut alpha, beta) {
+                        return best;
                     }
                 }
             }
@@ -598,18 +615,11 @@ impl<'a> Worker<'a> {
             let Some(score) = self.quiescence_move(mv, gives_check, alpha, beta, ply, qply) else {
                 return 0;
             };
-            if score > best {
-                best = score;
-                if score > alpha {
-                    self.update_pv(ply, mv);
-                    if score >= beta {
-                        if let Some(slot) = counter_slot {
-                            self.buf.counter_evasions[slot] = mv;
-                        }
-                        break;
-                    }
-                    alpha = score;
+            if self.raise_best(ply, mv, score, &mut best, &mut alpha, beta) {
+                if let Some(slot) = counter_slot {
+                    self.buf.counter_evasions[slot] = mv;
                 }
+                break;
             }
         }
         // The mate-in-1 check comes after the captures: when one of them
