@@ -309,6 +309,30 @@ fn csa_line_known(line: &str) -> bool {
             t.as_bytes()[0],
             b'V' | b'N' | b'$' | b'P' | b'+' | b'-' | b'\'' | b'T' | b'%'
         )
+        || is_server_result(t)
+}
+
+/// The game-end lines a CSA server sends its clients (`#RESIGN`, `#WIN`,
+/// …), which records saved from a client's log keep after the moves. They
+/// restate the `%` ending, so the reader passes over them.
+fn is_server_result(line: &str) -> bool {
+    const RESULTS: [&str; 14] = [
+        "#WIN",
+        "#LOSE",
+        "#DRAW",
+        "#CENSORED",
+        "#CHUDAN",
+        "#RESIGN",
+        "#TIME_UP",
+        "#ILLEGAL_MOVE",
+        "#SENNICHITE",
+        "#OUTE_SENNICHITE",
+        "#JISHOGI",
+        "#MAX_MOVES",
+        "#ILLEGAL_ACTION",
+        "#ABNORMAL",
+    ];
+    RESULTS.contains(&line.trim())
 }
 
 /// A malformed `+`/`-` token of a CSA line (rsshogi would take a short one
@@ -381,7 +405,12 @@ fn read_csa_game(source: &Path, index: usize, start: usize, chunk: &[&str], out:
                 format!("invalid CSA move {token:?}"),
             )
         } else {
-            match csa::parse_csa_str(&chunk.join("\n")) {
+            let lines: Vec<&str> = chunk
+                .iter()
+                .copied()
+                .filter(|l| !is_server_result(l))
+                .collect();
+            match csa::parse_csa_str(&lines.join("\n")) {
                 Ok(record) => {
                     out.games
                         .push(game_from_record(source, index, start, &record, false));

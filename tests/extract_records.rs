@@ -53,6 +53,33 @@ fn every_csa_ending_is_read() {
     }
 }
 
+/// Records saved from a CSA client's log end with the server's words
+/// (`#RESIGN`, `#TIME_UP`, …) after the `%` ending, as the GPSShogi games do.
+#[test]
+fn server_result_lines_after_the_ending_are_read() {
+    for tail in [
+        "#RESIGN",
+        "#TIME_UP",
+        "#WIN",
+        "#LOSE",
+        "#DRAW",
+        "#SENNICHITE",
+        "#JISHOGI",
+        "#MAX_MOVES",
+    ] {
+        let r = csa(&format!(
+            "PI\n+\n+7776FU,T1\n-3334FU,T2\n%TORYO,T1\n{tail}\n"
+        ));
+        assert!(r.problems.is_empty(), "{tail}: {:?}", r.problems);
+        assert_eq!(r.games[0].usi_moves(), vec!["7g7f", "3c3d"], "{tail}");
+    }
+    // Any other line starting with '#' is still reported, at its line.
+    let r = csa("PI\n+\n+7776FU\n#HELLO\n-3334FU\n%TORYO\n");
+    assert_eq!(r.problems.len(), 1, "{:?}", r.problems);
+    assert_eq!(r.problems[0].line, 4);
+    assert_eq!(r.problems[0].kind, ProblemKind::UnknownLine);
+}
+
 #[test]
 fn multi_game_file_keeps_going_after_a_bad_game() {
     let text = [
@@ -197,13 +224,19 @@ fn directories_are_scanned_recursively_for_record_files_only() {
 #[test]
 fn all_shared_records_read_without_problems() {
     let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/kifu");
-    let files = find_record_files(&[shared]).unwrap();
-    assert_eq!(files.len(), 550);
+    let files = find_record_files(std::slice::from_ref(&shared)).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (the shared data sits beside the repository)",
+            shared.display()
+        )
+    });
+    // wcsc28 207, pro 10, misc 5, selfplay 328, gps 94, fsf-floodgate 2,095
+    assert_eq!(files.len(), 2739);
     let mut games = 0;
     for f in &files {
         let r = read_games(f).unwrap();
         assert!(r.problems.is_empty(), "{:?}", r.problems);
         games += r.games.len();
     }
-    assert_eq!(games, 550);
+    assert_eq!(games, 2739);
 }
