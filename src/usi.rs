@@ -14,7 +14,7 @@ use rsshogi::types::{EnteringKingRule, Move32};
 use crate::eval::{AntiInaniwa, Evaluator, Learned, Material, MaterialHand, Noisy, inaniwa};
 use crate::opening::{Rng, random_move};
 use crate::search::mate::{self, MateAnswer};
-use crate::search::{Control, Info, Limits, SearchOptions, score, think_with};
+use crate::search::{Control, Info, Limits, SearchMemory, SearchOptions, score, think_with};
 use crate::tt::TranspositionTable;
 
 /// Writes one protocol line to stdout and flushes it.
@@ -269,6 +269,8 @@ pub fn parse_go(words: &[&str]) -> Result<(Limits, Option<Option<u64>>), String>
 pub struct Engine {
     options: Options,
     tt: Arc<TranspositionTable>,
+    /// Move-ordering history kept between the moves of a game.
+    memory: Arc<SearchMemory>,
     tt_mb: usize,
     eval: Arc<dyn Evaluator>,
     loaded_model: Option<(String, Arc<Learned>)>,
@@ -293,6 +295,7 @@ impl Engine {
         position.set_entering_king_rule(EnteringKingRule::Point27);
         Self {
             tt: Arc::new(TranspositionTable::new(options.hash_mb)),
+            memory: Arc::new(SearchMemory::new()),
             tt_mb: options.hash_mb,
             eval: Arc::new(Material),
             loaded_model: None,
@@ -360,6 +363,7 @@ impl Engine {
                     error(&e);
                 }
                 self.tt.clear();
+                self.memory.clear();
             }
             "position" => {
                 self.stop_search();
@@ -454,6 +458,7 @@ impl Engine {
         let options = SearchOptions {
             threads: self.options.threads,
             move_overhead_ms: self.options.move_overhead_ms,
+            memory: Some(self.memory.clone()),
         };
         let handle = std::thread::Builder::new()
             .name("search".into())

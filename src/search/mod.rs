@@ -22,8 +22,8 @@ mod sibling;
 pub mod time;
 mod worker;
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rsshogi::board::{Legal, Move32List, Position, generate_moves_move32};
@@ -175,11 +175,14 @@ pub struct SearchResult {
 }
 
 /// Search options that do not change between moves.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct SearchOptions {
     pub threads: usize,
     /// Milliseconds kept for transport so a move never arrives late.
     pub move_overhead_ms: u64,
+    /// Move-ordering history kept from one search to the next; `None`:
+    /// every search starts afresh (reproducible, as `bench` needs).
+    pub memory: Option<Arc<SearchMemory>>,
 }
 
 impl Default for SearchOptions {
@@ -187,6 +190,58 @@ impl Default for SearchOptions {
         Self {
             threads: 1,
             move_overhead_ms: 50,
+            memory: None,
+        }
+    }
+}
+
+/// The search threads' move-ordering tables (history, continuation
+/// history, counter moves), kept between the moves of a game as engines
+/// keep them: at a fraction of a second per move, a search that starts with
+/// what the last one learnt orders its first iterations better. Cleared
+/// for a new game.
+#[derive(Default)]
+pub struct SearchMemory {
+    buffers: Mutex<Vec<Box<SearchBuffers>>>,
+}
+
+impl std::fmt::Debug for SearchMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SearchMemory")
+    }
+}
+
+impl SearchMemory {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Forgets everything (`usinewgame`).
+    pub fn clear(&self) {
+        if let Ok(mut b) = self.buffers.lock() {
+            b.clear();
+        }
+    }
+
+    /// The tables of thread `id`, or new ones.
+    fn take(memory: Option<&Self>, id: usize) -> Box<SearchBuffers> {
+        let kept = memory.and_then(|m| {
+            let mut b = m.buffers.lock().ok()?;
+            (id < b.len()).then(|| std::mem::replace(&mut b[id], Box::new(SearchBuffers::new())))
+        });
+        let mut buf = kept.unwrap_or_else(|| Box::new(SearchBuffers::new()));
+        buf.start_search();
+        buf
+    }
+
+    fn put(memory: Option<&Self>, id: usize, buf: Box<SearchBuffers>) {
+        if let Some(m) = memory
+            && let Ok(mut b) = m.buffers.lock()
+        {
+            while b.len() <= id {
+                b.push(Box::new(SearchBuffers::new()));
+            }
+            b[id] = buf;
         }
     }
 }
@@ -248,21 +303,27 @@ pub fn think_with(
                 .map(|id| {
                     let mut root = root.clone_for_search();
                     let root_moves = root_moves.clone();
+                    let memory = options.memory.as_deref();
                     std::thread::Builder::new()
                         .stack_size(32 << 20)
                         .spawn_scoped(scope, move || {
-                            let mut buf = SearchBuffers::new();
+                            let mut buf = SearchMemory::take(memory, id);
                             let mut worker =
                                 Worker::new(&mut root, eval, Some(tt), control, id, &mut buf);
+                            worker.start_game_search();
                             iterate(&mut worker, root_moves, max_depth, &mut |_| {});
+                            SearchMemory::put(memory, id, buf);
                         })
                         .expect("spawning a search thread")
                 })
                 .collect();
             let mut main_root = root.clone_for_search();
-            let mut buf = SearchBuffers::new();
+            let memory = options.memory.as_deref();
+            let mut buf = SearchMemory::take(memory, 0);
             let mut worker = Worker::new(&mut main_root, eval, Some(tt), control, 0, &mut buf);
+            worker.start_game_search();
             let result = iterate(&mut worker, root_moves.clone(), max_depth, report);
+            SearchMemory::put(memory, 0, buf);
             // Pondering or infinite search: the move may only be sent after
             // `stop` (or, when pondering, `ponderhit` and the time it allows).
             while (limits.infinite || control.pondering.load(Ordering::Relaxed))
@@ -300,7 +361,8 @@ fn iterate(
     };
     let mut depth = 1 + (worker.id as u32 & 1);
     while depth <= max_depth {
-        let iteration = root_search(worker, &mut root_moves, depth as i32);
+        worker.root_depth = depth as i32;
+        let iteration = aspiration(worker, &mut root_moves, depth as i32, result.score);
         if iteration.improved {
             result.best_move = Some(root_moves[0]);
             result.pv = worker.pv().to_vec();
@@ -350,11 +412,57 @@ struct Iteration {
     improved: bool,
 }
 
-/// One iteration at the root: every root move searched, best first; the
-/// best move is moved to the front.
-fn root_search(worker: &mut Worker, root_moves: &mut [Move32], depth: i32) -> Iteration {
-    let mut alpha = -INFINITE;
-    let beta = INFINITE;
+/// Half the first aspiration window, in centipawns.
+const ASPIRATION_DELTA: i32 = 40;
+
+/// One iteration, first in a window around the previous score, widened
+/// each time the score falls outside it.
+fn aspiration(
+    worker: &mut Worker,
+    root_moves: &mut [Move32],
+    depth: i32,
+    previous: i32,
+) -> Iteration {
+    if depth < 4 || score::is_mate_score(previous) {
+        return root_search(worker, root_moves, depth, -INFINITE, INFINITE);
+    }
+    let mut delta = ASPIRATION_DELTA;
+    let mut alpha = (previous - delta).max(-INFINITE);
+    let mut beta = (previous + delta).min(INFINITE);
+    let mut improved = false;
+    loop {
+        let mut iteration = root_search(worker, root_moves, depth, alpha, beta);
+        improved |= iteration.improved;
+        iteration.improved = improved;
+        if !iteration.completed {
+            return iteration;
+        }
+        if iteration.score <= alpha {
+            beta = (alpha + beta) / 2;
+            alpha = (iteration.score - delta).max(-INFINITE);
+        } else if iteration.score >= beta {
+            beta = (iteration.score + delta).min(INFINITE);
+        } else {
+            return iteration;
+        }
+        delta += delta / 2;
+        if delta > 1000 {
+            alpha = -INFINITE;
+            beta = INFINITE;
+        }
+    }
+}
+
+/// One iteration at the root in the window (`alpha`, `beta`): root moves
+/// searched best first until one reaches beta; the best move is moved to
+/// the front. `improved` only when a move scored inside the window.
+fn root_search(
+    worker: &mut Worker,
+    root_moves: &mut [Move32],
+    depth: i32,
+    mut alpha: i32,
+    beta: i32,
+) -> Iteration {
     let mut best = -INFINITE;
     let mut improved = false;
     worker.seldepth = 0;
@@ -386,10 +494,16 @@ fn root_search(worker: &mut Worker, root_moves: &mut [Move32], depth: i32) -> It
         if score > best {
             best = score;
             if score > alpha {
-                alpha = score;
-                improved = true;
                 worker.update_pv(0, mv);
                 root_moves[..=i].rotate_right(1);
+                if score >= beta {
+                    // Failed high: the move is better than expected, and
+                    // the caller searches it again in a wider window.
+                    improved = true;
+                    break;
+                }
+                alpha = score;
+                improved = true;
             }
         }
     }
@@ -397,5 +511,67 @@ fn root_search(worker: &mut Worker, root_moves: &mut [Move32], depth: i32) -> It
         score: best,
         completed: true,
         improved,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::Material;
+
+    fn search_with(memory: &Arc<SearchMemory>, pos: &Position, depth: u32) -> SearchResult {
+        let options = SearchOptions {
+            memory: Some(memory.clone()),
+            ..SearchOptions::default()
+        };
+        let tt = TranspositionTable::new(1);
+        think_with(
+            pos,
+            &Material,
+            &tt,
+            &Limits::depth(depth),
+            &options,
+            &Control::new(),
+            &mut |_| {},
+        )
+    }
+
+    /// The quiet moves' history learnt in one search is there at the start
+    /// of the next, and gone after `clear`; the search itself is unchanged
+    /// by where its tables came from when they are fresh.
+    #[test]
+    fn memory_keeps_the_history_between_searches() {
+        let pos = rsshogi::board::position_from_sfen(crate::bench::POSITIONS[1]).unwrap();
+        let memory = Arc::new(SearchMemory::new());
+        let first = search_with(&memory, &pos, 7);
+        let tt = TranspositionTable::new(1);
+        let fresh = think(
+            &pos,
+            &Material,
+            &tt,
+            &Limits::depth(7),
+            1,
+            &Control::new(),
+            &mut |_| {},
+        );
+        assert_eq!(
+            (first.nodes, first.best_move),
+            (fresh.nodes, fresh.best_move)
+        );
+
+        let learnt = |m: &SearchMemory| {
+            let b = m.buffers.lock().unwrap();
+            b.first().map_or(0, |buf| buf.history_entries())
+        };
+        assert!(learnt(&memory) > 0, "no history kept");
+        let second = search_with(&memory, &pos, 7);
+        assert_ne!(
+            second.nodes, first.nodes,
+            "the second search ordered as the first"
+        );
+        memory.clear();
+        assert_eq!(learnt(&memory), 0);
+        let third = search_with(&memory, &pos, 7);
+        assert_eq!(third.nodes, first.nodes, "cleared memory searches as new");
     }
 }

@@ -13,8 +13,67 @@ pub const MAX_MOVES: usize = 600;
 const TT_MOVE: i32 = 1 << 30;
 const GOOD_CAPTURE: i32 = 1 << 28;
 const KILLER: i32 = 1 << 27;
+const COUNTER: i32 = KILLER - 2;
 const BAD_CAPTURE: i32 = -(1 << 28);
 const HISTORY_MAX: i32 = 1 << 14;
+
+/// A move's slot in the history tables: the piece after the move and its
+/// destination.
+pub fn piece_to(mv: Move32) -> usize {
+    mv.piece_after_move().to_index() * 81 + mv.to_sq().to_index()
+}
+
+/// Slots of [`piece_to`].
+pub const PIECE_TO: usize = Piece::COUNT * 81;
+
+fn gravity(slot: &mut i32, bonus: i32) {
+    let bonus = bonus.clamp(-HISTORY_MAX, HISTORY_MAX);
+    *slot += bonus - *slot * bonus.abs() / HISTORY_MAX;
+}
+
+/// Continuation history: how good a quiet move was after a given move one
+/// or two plies earlier (both as [`piece_to`] slots). Allocated on first use.
+#[derive(Default)]
+pub struct ContinuationHistory {
+    table: Vec<i16>,
+}
+
+impl ContinuationHistory {
+    pub fn ensure(&mut self) {
+        if self.table.is_empty() {
+            self.table = vec![0; PIECE_TO * PIECE_TO];
+        }
+    }
+
+    /// The value of quiet `mv` after the move in slot `prev` (None: no move).
+    pub fn get(&self, prev: Option<usize>, mv: Move32) -> i32 {
+        match prev {
+            Some(p) if !self.table.is_empty() => i32::from(self.table[p * PIECE_TO + piece_to(mv)]),
+            _ => 0,
+        }
+    }
+
+    pub fn update(&mut self, prev: Option<usize>, mv: Move32, bonus: i32) {
+        if let Some(p) = prev
+            && !self.table.is_empty()
+        {
+            let slot = &mut self.table[p * PIECE_TO + piece_to(mv)];
+            let mut v = i32::from(*slot);
+            gravity(&mut v, bonus);
+            *slot = v as i16;
+        }
+    }
+}
+
+/// Everything the ordering of a quiet move looks at besides the move.
+pub struct QuietContext<'a> {
+    pub killers: &'a [Move32; 2],
+    pub counter: Move32,
+    pub history: &'a History,
+    pub continuation: &'a ContinuationHistory,
+    /// Slots of the moves one and two plies before.
+    pub previous: [Option<usize>; 2],
+}
 
 /// Quiet-move history, indexed by the piece after the move and its destination.
 pub struct History {
@@ -30,6 +89,11 @@ impl Default for History {
 }
 
 impl History {
+    #[cfg(test)]
+    pub fn nonzero(&self) -> usize {
+        self.table.iter().flatten().filter(|&&v| v != 0).count()
+    }
+
     pub fn get(&self, mv: Move32) -> i32 {
         self.table[mv.piece_after_move().to_index()][mv.to_sq().to_index()]
     }
@@ -37,9 +101,10 @@ impl History {
     /// Rewards (or, with a negative bonus, punishes) a quiet move; values
     /// decay towards zero as they grow, so old results fade.
     pub fn update(&mut self, mv: Move32, bonus: i32) {
-        let slot = &mut self.table[mv.piece_after_move().to_index()][mv.to_sq().to_index()];
-        let bonus = bonus.clamp(-HISTORY_MAX, HISTORY_MAX);
-        *slot += bonus - *slot * bonus.abs() / HISTORY_MAX;
+        gravity(
+            &mut self.table[mv.piece_after_move().to_index()][mv.to_sq().to_index()],
+            bonus,
+        );
     }
 }
 
@@ -148,4 +213,35 @@ pub fn score_move(
     }
     let promotion = if mv.is_promotion() { HISTORY_MAX } else { 0 };
     history.get(mv) + promotion
+}
+
+/// The ordering score of a move in the selective game search: as
+/// [`score_move`], with the counter move after the killers and quiet moves
+/// ordered by their history and continuation histories.
+pub fn score_move_selective(pos: &Position, mv: Move32, tt_move: Move32, q: &QuietContext) -> i32 {
+    if mv == tt_move {
+        return TT_MOVE;
+    }
+    if is_capture(pos, mv) {
+        let base = mvv_lva(pos, mv);
+        return if !loses_material(pos, mv) {
+            GOOD_CAPTURE + base
+        } else {
+            BAD_CAPTURE + base
+        };
+    }
+    if mv == q.killers[0] {
+        return KILLER + 1;
+    }
+    if mv == q.killers[1] {
+        return KILLER;
+    }
+    if mv == q.counter {
+        return COUNTER;
+    }
+    let promotion = if mv.is_promotion() { HISTORY_MAX } else { 0 };
+    q.history.get(mv)
+        + q.continuation.get(q.previous[0], mv)
+        + q.continuation.get(q.previous[1], mv)
+        + promotion
 }

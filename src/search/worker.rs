@@ -13,10 +13,15 @@ use rsshogi::mate::solve_mate_in_one_in_place;
 use rsshogi::types::{Move32, Piece, RepetitionState};
 
 use super::Control;
-use super::ordering::{History, ScoredMoves, is_capture, loses_material, mvv_lva, score_move};
-use super::score::{
-    EVAL_LIMIT, INFINITE, MAX_PLY, from_tt, is_mate_score, mate_in, mated_in, to_tt,
+use super::ordering::{
+    ContinuationHistory, History, PIECE_TO, QuietContext, ScoredMoves, is_capture, loses_material,
+    mvv_lva, piece_to, score_move, score_move_selective,
 };
+use super::score::{
+    EVAL_LIMIT, INFINITE, MATE_IN_MAX_PLY, MAX_PLY, from_tt, is_mate_score, mate_in, mated_in,
+    to_tt,
+};
+use super::see::see;
 use crate::eval::Evaluator;
 use crate::tt::{Bound, TranspositionTable};
 
@@ -35,6 +40,60 @@ const MAX_QUIESCENCE_PLY: usize = 16;
 /// 26.0 % held-out, 550 games).
 const RECAPTURES_FROM_QPLY: usize = 2;
 
+/// The game search's quiescence tries any capture for more plies than
+/// labelling's (Stockfish and YaneuraOu: five), and looks for a mate in
+/// one at every node not found in the table (as YaneuraOu does), not only
+/// at its first.
+const GAME_RECAPTURES_FROM_QPLY: usize = 5;
+
+// Selective search (the game search) parameters; margins in centipawns
+// of material (a pawn is 100).
+const RFP_DEPTH: i32 = 7;
+const RFP_MARGIN: i32 = 120;
+const RAZOR_DEPTH: i32 = 3;
+const RAZOR_MARGIN: i32 = 350;
+const IIR_DEPTH: i32 = 4;
+const SINGULAR_DEPTH: i32 = 8;
+const SINGULAR_MARGIN: i32 = 2;
+const LMP_DEPTH: i32 = 8;
+const FUTILITY_DEPTH: i32 = 7;
+const FUTILITY_BASE: i32 = 150;
+const FUTILITY_MARGIN: i32 = 110;
+const SEE_QUIET_DEPTH: i32 = 8;
+const SEE_QUIET_MARGIN: i32 = 25;
+const SEE_CAPTURE_DEPTH: i32 = 6;
+const SEE_CAPTURE_MARGIN: i32 = 120;
+/// Ordering scores from here up are the killers and the counter move.
+const COUNTER_ORDER: i32 = 1 << 26;
+
+/// No static evaluation at this ply (the side to move was in check).
+const NO_EVAL: i32 = i32::MIN;
+
+/// Quiet moves searched at `depth` before the rest are pruned.
+fn lmp_limit(depth: i32, improving: bool) -> usize {
+    let base = 3 + depth * depth;
+    (if improving { base } else { base / 2 }) as usize
+}
+
+/// Late-move reductions by depth and move number: ln(d) ln(m) / 2.
+pub(crate) struct Reductions([[i8; 64]; 64]);
+
+impl Reductions {
+    fn new() -> Self {
+        let mut t = [[0i8; 64]; 64];
+        for (d, row) in t.iter_mut().enumerate().skip(1) {
+            for (m, r) in row.iter_mut().enumerate().skip(1) {
+                *r = (0.5 + (d as f64).ln() * (m as f64).ln() / 2.0) as i8;
+            }
+        }
+        Self(t)
+    }
+
+    fn get(&self, depth: i32, move_number: usize) -> i32 {
+        i32::from(self.0[(depth.max(0) as usize).min(63)][move_number.min(63)])
+    }
+}
+
 /// Per-thread tables and move lists, kept between searches so that a
 /// search (a sibling score) allocates nothing.
 pub(crate) struct SearchBuffers {
@@ -51,9 +110,35 @@ pub(crate) struct SearchBuffers {
     /// Unclamped static evaluation of the position at each ply, carried down
     /// by [`Evaluator::move_delta`]; `None` until known.
     pub(super) evals: [Option<i32>; MAX_PLY + 2],
+    /// The clamped static evaluation the search saw at each ply
+    /// ([`NO_EVAL`] in check), for "improving".
+    static_evals: [i32; MAX_PLY + 2],
+    /// The [`piece_to`] slot of the move played from each ply (`None`
+    /// for a null move).
+    pub(super) played: [Option<usize>; MAX_PLY + 2],
+    /// The move left out of the node at each ply (singular extension).
+    excluded: [Move32; MAX_PLY + 2],
+    /// The quiet move that last refuted each move (by its slot).
+    counter_moves: Box<[Move32; PIECE_TO]>,
+    continuation: ContinuationHistory,
+    reductions: Reductions,
 }
 
 impl SearchBuffers {
+    /// Quiet-move history entries that are not zero.
+    #[cfg(test)]
+    pub fn history_entries(&self) -> usize {
+        self.history.nonzero()
+    }
+
+    /// Ready for a new search from the root, keeping the histories.
+    pub fn start_search(&mut self) {
+        self.killers.fill([Move32::MOVE_NONE; 2]);
+        self.excluded.fill(Move32::MOVE_NONE);
+        self.played.fill(None);
+        self.static_evals.fill(NO_EVAL);
+    }
+
     pub fn new() -> Self {
         Self {
             counter_evasions: Box::new([Move32::MOVE_NONE; Piece::COUNT * 81]),
@@ -64,6 +149,12 @@ impl SearchBuffers {
             pv: Box::new([[Move32::MOVE_NONE; MAX_PLY + 1]; MAX_PLY + 1]),
             pv_len: [0; MAX_PLY + 1],
             evals: [None; MAX_PLY + 2],
+            static_evals: [NO_EVAL; MAX_PLY + 2],
+            played: [None; MAX_PLY + 2],
+            excluded: [Move32::MOVE_NONE; MAX_PLY + 2],
+            counter_moves: Box::new([Move32::MOVE_NONE; PIECE_TO]),
+            continuation: ContinuationHistory::default(),
+            reductions: Reductions::new(),
         }
     }
 }
@@ -92,11 +183,16 @@ pub(crate) struct Worker<'a> {
     /// off: ceiling pruning measured no faster to a given depth there, only
     /// fewer (cheap) nodes.
     pub labelling: bool,
+    /// The game search's selective pruning and reductions (see
+    /// [`Worker::search`]); off, the search is full-width.
+    pub selective: bool,
     pub tt: Option<&'a TranspositionTable>,
     pub control: &'a Control,
     pub id: usize,
     pub nodes: u64,
     pub seldepth: usize,
+    /// The depth of the iteration under way (bounds check extensions).
+    pub root_depth: i32,
     pub stopped: bool,
     pub(super) buf: &'a mut SearchBuffers,
 }
@@ -116,14 +212,23 @@ impl<'a> Worker<'a> {
             eval,
             quiet_gain_bound: eval.quiet_gain_bound(),
             labelling: false,
+            selective: false,
             tt,
             control,
             id,
             nodes: 0,
             seldepth: 0,
+            root_depth: 0,
             stopped: false,
             buf,
         }
+    }
+
+    /// Turns on the game search's selective pruning and reductions, with
+    /// the continuation history they order by.
+    pub fn start_game_search(&mut self) {
+        self.selective = true;
+        self.buf.continuation.ensure();
     }
 
     /// The principal variation found by the last search from ply 0.
@@ -175,6 +280,7 @@ impl<'a> Worker<'a> {
             Some(e) => self.eval.move_delta(self.pos, mv).map(|d| -(e + d)),
             None => None,
         };
+        self.buf.played[ply] = Some(piece_to(mv));
         self.pos.apply_move32_with_gives_check(mv, gives_check);
     }
 
@@ -207,11 +313,18 @@ impl<'a> Worker<'a> {
 
     /// Alpha-beta search of `depth` plies from the current position, `ply`
     /// plies below the root. Fail-soft; returns 0 when stopped.
+    ///
+    /// With [`Worker::selective`] off the search is full-width (only exact
+    /// shortcuts prune), as labelling and its tests need; the game search
+    /// turns it on: reverse futility, razoring, a stronger null move,
+    /// internal iterative reductions, move-count, futility and SEE pruning
+    /// and logarithmic late-move reductions, with moves ordered by counter
+    /// moves and continuation histories too.
     pub fn search(
         &mut self,
         mut alpha: i32,
         mut beta: i32,
-        depth: i32,
+        mut depth: i32,
         ply: usize,
         pv_node: bool,
         null_ok: bool,
@@ -241,9 +354,16 @@ impl<'a> Worker<'a> {
                 return self.static_eval(ply);
             }
         }
+        let selective = self.selective;
 
+        // A search of this node without one move, for a singular extension:
+        // the table holds the full node's result, neither read nor written.
+        let excluded = self.buf.excluded[ply];
         let key = self.pos.key().low_u64();
-        let tt_entry = self.tt.and_then(|tt| tt.probe(key));
+        let tt_entry = self
+            .tt
+            .filter(|_| excluded == Move32::MOVE_NONE)
+            .and_then(|tt| tt.probe(key));
         let tt_move16 = tt_entry.map_or(0, |e| e.mv);
         if let Some(e) = tt_entry
             && !pv_node
@@ -266,19 +386,55 @@ impl<'a> Worker<'a> {
         } else {
             self.static_eval(ply)
         };
-        if !in_check && ply > 0 {
+        self.buf.static_evals[ply] = if in_check { NO_EVAL } else { static_eval };
+        // The position is better than two plies ago (or than four, when the
+        // side was in check then): prune less, reduce less.
+        let improving = !in_check && {
+            let earlier = [2, 4]
+                .into_iter()
+                .filter(|&back| ply >= back)
+                .map(|back| self.buf.static_evals[ply - back])
+                .find(|&e| e != NO_EVAL);
+            earlier.is_none_or(|e| static_eval > e)
+        };
+        if !in_check && ply > 0 && excluded == Move32::MOVE_NONE {
             if let Some(mv) = solve_mate_in_one_in_place(self.pos) {
                 self.set_pv_leaf(ply, mv);
                 return mate_in(ply + 1);
             }
-            if !pv_node && null_ok && depth >= 3 && static_eval >= beta {
-                let reduction = 2 + depth / 4;
+            if selective && !pv_node && !is_mate_score(beta) {
+                // Reverse futility: so far above beta that a quiet move
+                // would not bring it back at this depth.
+                if depth <= RFP_DEPTH
+                    && static_eval - RFP_MARGIN * (depth - i32::from(improving)) >= beta
+                {
+                    return static_eval;
+                }
+                // Razoring: far below alpha, only captures could help.
+                if depth <= RAZOR_DEPTH && static_eval + RAZOR_MARGIN * depth <= alpha {
+                    let v = self.quiescence(alpha, alpha + 1, ply, 0);
+                    if self.stopped {
+                        return 0;
+                    }
+                    if v <= alpha {
+                        return v;
+                    }
+                }
+            }
+            let null_depth = if selective { 2 } else { 3 };
+            if !pv_node && null_ok && depth >= null_depth && static_eval >= beta {
+                let reduction = if selective {
+                    3 + depth / 3 + ((static_eval - beta) / 200).min(3)
+                } else {
+                    2 + depth / 4
+                };
                 if self.pos.apply_null_move().is_ok() {
                     self.buf.evals[ply + 1] = if self.eval.null_move_negates() {
                         self.buf.evals[ply].map(|e| -e)
                     } else {
                         None
                     };
+                    self.buf.played[ply] = None;
                     let score = -self.search(
                         -beta,
                         -beta + 1,
@@ -297,6 +453,54 @@ impl<'a> Worker<'a> {
                 }
             }
         }
+        // Internal iterative reduction: without a move from the table this
+        // node was not searched before; a shallower search is cheaper and
+        // fills the table for the next iteration.
+        if selective && depth >= IIR_DEPTH && tt_move16 == 0 && excluded == Move32::MOVE_NONE {
+            depth -= 1;
+        }
+        // Singular extension: when every other move falls well short of the
+        // table move's score at half the depth, the table move is searched a
+        // ply deeper; when some other move also reaches beta, the node cuts.
+        let mut singular = false;
+        if selective
+            && ply > 0
+            && depth >= SINGULAR_DEPTH
+            && excluded == Move32::MOVE_NONE
+            && let Some(e) = tt_entry
+            && e.mv != 0
+            && e.depth >= depth - 3
+            && e.bound != Bound::Upper
+            && !is_mate_score(from_tt(e.score, ply))
+        {
+            let tt_move = self
+                .pos
+                .move32_from_move(rsshogi::types::Move::from_raw(e.mv));
+            if self.pos.is_pseudo_legal_move32(tt_move, false)
+                && self.pos.is_legal_after_pseudo_move32(tt_move)
+            {
+                let singular_beta = from_tt(e.score, ply) - SINGULAR_MARGIN * depth;
+                self.buf.excluded[ply] = tt_move;
+                let value = self.search(
+                    singular_beta - 1,
+                    singular_beta,
+                    (depth - 1) / 2,
+                    ply,
+                    false,
+                    false,
+                );
+                self.buf.excluded[ply] = Move32::MOVE_NONE;
+                self.buf.pv_len[ply] = ply;
+                if self.stopped {
+                    return 0;
+                }
+                if value < singular_beta {
+                    singular = true;
+                } else if singular_beta >= beta {
+                    return singular_beta;
+                }
+            }
+        }
 
         let mut generated = Move32List::new();
         if in_check {
@@ -305,6 +509,11 @@ impl<'a> Worker<'a> {
             generate_moves_move32::<NonEvasions>(self.pos, &mut generated);
         }
         let killers = self.buf.killers[ply];
+        let previous = [
+            ply.checked_sub(1).and_then(|p| self.buf.played[p]),
+            ply.checked_sub(2).and_then(|p| self.buf.played[p]),
+        ];
+        let counter = previous[0].map_or(Move32::MOVE_NONE, |p| self.buf.counter_moves[p]);
         self.buf.lists[ply].clear();
         for &mv in generated.iter() {
             let tt_mv = if mv.to_move().raw() == tt_move16 {
@@ -312,7 +521,18 @@ impl<'a> Worker<'a> {
             } else {
                 Move32::MOVE_NONE
             };
-            let s = score_move(self.pos, mv, tt_mv, &killers, &self.buf.history);
+            let s = if selective {
+                let q = QuietContext {
+                    killers: &killers,
+                    counter,
+                    history: &self.buf.history,
+                    continuation: &self.buf.continuation,
+                    previous,
+                };
+                score_move_selective(self.pos, mv, tt_mv, &q)
+            } else {
+                score_move(self.pos, mv, tt_mv, &killers, &self.buf.history)
+            };
             self.buf.lists[ply].push(mv, s);
         }
 
@@ -329,7 +549,10 @@ impl<'a> Worker<'a> {
         let mut searched = 0usize;
         let mut quiets_tried = [Move32::MOVE_NONE; 64];
         let mut quiet_count = 0usize;
-        while let Some((mv, _)) = self.buf.lists[ply].pick() {
+        while let Some((mv, order)) = self.buf.lists[ply].pick() {
+            if mv == excluded {
+                continue;
+            }
             let capture = is_capture(self.pos, mv);
             let gives_check = self.pos.gives_check_move32(mv);
             let quiet = !capture && !mv.is_promotion();
@@ -354,16 +577,71 @@ impl<'a> Worker<'a> {
                 }
                 continue;
             }
+            let mut reduction = 0;
+            if selective {
+                reduction = self.buf.reductions.get(depth, searched + 1);
+                // Shallow pruning once some move holds a score that is not
+                // a loss by mate (so a position is never called mated for
+                // want of searched moves).
+                if ply > 0 && best > -MATE_IN_MAX_PLY && !gives_check {
+                    let lmr_depth = (depth - 1 - reduction).max(0);
+                    if quiet {
+                        if depth <= LMP_DEPTH
+                            && searched >= lmp_limit(depth, improving)
+                            && order < COUNTER_ORDER
+                        {
+                            continue;
+                        }
+                        if !in_check
+                            && lmr_depth <= FUTILITY_DEPTH
+                            && static_eval + FUTILITY_BASE + FUTILITY_MARGIN * lmr_depth <= alpha
+                        {
+                            continue;
+                        }
+                        if lmr_depth <= SEE_QUIET_DEPTH
+                            && !mv.is_drop()
+                            && see(self.pos, mv) < -SEE_QUIET_MARGIN * lmr_depth * lmr_depth
+                        {
+                            continue;
+                        }
+                    } else if depth <= SEE_CAPTURE_DEPTH
+                        && !mv.is_drop()
+                        && see(self.pos, mv) < -SEE_CAPTURE_MARGIN * depth
+                    {
+                        continue;
+                    }
+                }
+            }
             if !self.pos.is_legal_after_pseudo_move32(mv) {
                 continue;
             }
             self.make_move(mv, gives_check, ply);
-            let new_depth = depth - 1;
+            // Checks are searched a ply deeper (shogi's mating attacks are
+            // strings of checks), up to twice the iteration's depth.
+            let extension = i32::from(
+                selective
+                    && (gives_check || singular && mv.to_move().raw() == tt_move16)
+                    && (ply as i32) < 2 * self.root_depth,
+            );
+            let new_depth = depth - 1 + extension;
             let score = if searched == 0 {
                 -self.search(-beta, -alpha, new_depth, ply + 1, pv_node, true)
             } else {
-                let reduction = if depth >= 3 && searched >= 3 && quiet && !in_check && !gives_check
-                {
+                let reduction = if selective {
+                    if depth >= 2 && searched > usize::from(pv_node) && (quiet || order < 0) {
+                        let mut r = reduction;
+                        r -= i32::from(pv_node);
+                        r += i32::from(!improving);
+                        r -= i32::from(in_check || gives_check);
+                        if quiet {
+                            r -= i32::from(order >= COUNTER_ORDER);
+                            r -= (order / 12_000).clamp(-2, 2);
+                        }
+                        r.clamp(0, (new_depth - 1).max(0))
+                    } else {
+                        0
+                    }
+                } else if depth >= 3 && searched >= 3 && quiet && !in_check && !gives_check {
                     1 + i32::from(searched >= 8) + i32::from(depth >= 8 && searched >= 16)
                 } else {
                     0
@@ -398,7 +676,13 @@ impl<'a> Worker<'a> {
                     self.update_pv(ply, mv);
                     if score >= beta {
                         if quiet {
-                            self.reward_quiet(ply, depth, mv, &quiets_tried[..quiet_count]);
+                            self.reward_quiet(
+                                ply,
+                                depth,
+                                mv,
+                                &quiets_tried[..quiet_count],
+                                previous,
+                            );
                         }
                         break;
                     }
@@ -411,10 +695,15 @@ impl<'a> Worker<'a> {
             }
         }
         if searched == 0 {
-            // No legal move: mated (a position without moves is lost in shogi).
-            return mated_in(ply);
+            // No legal move: mated (a position without moves is lost in
+            // shogi); without the excluded move, below the singular beta.
+            return if excluded == Move32::MOVE_NONE {
+                mated_in(ply)
+            } else {
+                alpha
+            };
         }
-        if let Some(tt) = self.tt {
+        if let Some(tt) = self.tt.filter(|_| excluded == Move32::MOVE_NONE) {
             let bound = if best >= beta {
                 Bound::Lower
             } else if best_move != Move32::MOVE_NONE {
@@ -433,7 +722,14 @@ impl<'a> Worker<'a> {
         best
     }
 
-    fn reward_quiet(&mut self, ply: usize, depth: i32, mv: Move32, tried: &[Move32]) {
+    fn reward_quiet(
+        &mut self,
+        ply: usize,
+        depth: i32,
+        mv: Move32,
+        tried: &[Move32],
+        previous: [Option<usize>; 2],
+    ) {
         let killers = &mut self.buf.killers[ply];
         if killers[0] != mv {
             killers[1] = killers[0];
@@ -444,6 +740,20 @@ impl<'a> Worker<'a> {
         for &other in tried {
             if other != mv {
                 self.buf.history.update(other, -bonus);
+            }
+        }
+        if self.selective {
+            if let Some(p) = previous[0] {
+                self.buf.counter_moves[p] = mv;
+            }
+            let bonus = (depth * depth * 16).min(2000);
+            for prev in previous {
+                self.buf.continuation.update(prev, mv, bonus);
+                for &other in tried {
+                    if other != mv {
+                        self.buf.continuation.update(prev, other, -bonus);
+                    }
+                }
             }
         }
     }
@@ -526,8 +836,56 @@ impl<'a> Worker<'a> {
 
     /// Captures and pawn promotions until the position is quiet; the side
     /// to move may stand pat unless in check. `qply` counts quiescence plies;
-    /// from [`RECAPTURES_FROM_QPLY`] on only recaptures are tried.
-    pub fn quiescence(&mut self, mut alpha: i32, beta: i32, ply: usize, qply: usize) -> i32 {
+    /// from [`RECAPTURES_FROM_QPLY`] on only recaptures are tried. The game
+    /// search reads and fills the transposition table here too.
+    pub fn quiescence(&mut self, alpha: i32, beta: i32, ply: usize, qply: usize) -> i32 {
+        let Some(tt) = self.tt.filter(|_| self.selective) else {
+            return self.quiescence_node(alpha, beta, ply, qply, qply == 0);
+        };
+        let key = self.pos.key().low_u64();
+        let entry = tt.probe(key);
+        if let Some(e) = entry {
+            let score = from_tt(e.score, ply);
+            let cut = match e.bound {
+                Bound::Exact => true,
+                Bound::Lower => score >= beta,
+                Bound::Upper => score <= alpha,
+            };
+            if cut {
+                self.buf.pv_len[ply] = ply;
+                return score;
+            }
+        }
+        // A position found in the table was looked at for a mate in one.
+        let value = self.quiescence_node(alpha, beta, ply, qply, entry.is_none());
+        if !self.stopped {
+            let (bound, mv) = if value >= beta {
+                (Bound::Lower, self.buf.pv[ply][ply])
+            } else if value > alpha && self.buf.pv_len[ply] > ply {
+                (Bound::Exact, self.buf.pv[ply][ply])
+            } else {
+                (Bound::Upper, Move32::MOVE_NONE)
+            };
+            let mv = if self.buf.pv_len[ply] > ply {
+                mv
+            } else {
+                Move32::MOVE_NONE
+            };
+            tt.store(key, mv.to_move().raw(), to_tt(value, ply), 0, bound);
+        }
+        value
+    }
+
+    /// [`Worker::quiescence`] without the table; `mate_check`: look for a
+    /// mate in one when no capture fails high.
+    fn quiescence_node(
+        &mut self,
+        mut alpha: i32,
+        beta: i32,
+        ply: usize,
+        qply: usize,
+        mate_check: bool,
+    ) -> i32 {
         self.buf.pv_len[ply] = ply;
         self.count_node();
         if self.stopped {
@@ -575,7 +933,12 @@ impl<'a> Worker<'a> {
             }
             best = stand_pat;
             alpha = alpha.max(stand_pat);
-            if qply >= RECAPTURES_FROM_QPLY {
+            let recaptures_from = if self.selective {
+                GAME_RECAPTURES_FROM_QPLY
+            } else {
+                RECAPTURES_FROM_QPLY
+            };
+            if qply >= recaptures_from {
                 generate_recaptures_move32(self.pos, self.pos.last_move().to_sq(), &mut generated);
             } else {
                 generate_moves_move32::<CapturePlusPro>(self.pos, &mut generated);
@@ -625,7 +988,7 @@ impl<'a> Worker<'a> {
         // The mate-in-1 check comes after the captures: when one of them
         // already fails high, a mate could only fail high too, and the check
         // (a tenth of labelling time) is skipped.
-        if qply == 0
+        if mate_check
             && !in_check
             && best < beta
             && let Some(mv) = solve_mate_in_one_in_place(self.pos)
@@ -640,6 +1003,23 @@ impl<'a> Worker<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reductions_grow_with_depth_and_move_number() {
+        let r = Reductions::new();
+        assert_eq!(r.get(1, 1), 0, "the first move is never reduced");
+        assert_eq!(r.get(20, 1), 0);
+        for d in 1..63 {
+            for m in 1..63 {
+                assert!(r.get(d + 1, m) >= r.get(d, m), "depth {d} move {m}");
+                assert!(r.get(d, m + 1) >= r.get(d, m), "depth {d} move {m}");
+            }
+        }
+        // ln(10) ln(20) / 2 + 0.5 = 3.95
+        assert_eq!(r.get(10, 20), 3);
+        assert_eq!(lmp_limit(1, true), 4);
+        assert_eq!(lmp_limit(1, false), 2);
+    }
 
     /// Material plus a bonus for the side to move: passing the turn does not
     /// negate it, as with a learned evaluation.
