@@ -85,6 +85,20 @@ fn malformed_models_are_rejected_with_the_line() {
     );
     let e = load_err("solver_type L2R_L2LOSS_SVR\nnr_class 2\nnr_feature 3\nbias -1\nw\n1 \n");
     assert!(e.contains("1 weights, expected 3"), "{e}");
+    // A size field is checked against the file before it sizes anything:
+    // this header once made the engine try to allocate 800 GB and abort.
+    let e = load_err(
+        "solver_type L2R_L2LOSS_SVR\nnr_class 2\nnr_feature 99999999999\nbias -1\nw\n1 \n",
+    );
+    assert!(
+        e.contains("bad.model:5:") && e.contains("nr_feature 99999999999"),
+        "{e}"
+    );
+    let e = load_err(&format!(
+        "solver_type L2R_L2LOSS_SVR\nnr_class 2\nnr_feature {}\nbias 1\nw\n1 \n",
+        usize::MAX
+    ));
+    assert!(e.contains("hold at most"), "{e}");
 }
 
 #[test]

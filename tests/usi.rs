@@ -149,6 +149,43 @@ fn malformed_input_is_reported_and_survived() {
     e.quit();
 }
 
+/// A model file whose header asks for more weights than it holds is an
+/// error at `isready`, naming the file; the engine goes on with material.
+#[test]
+fn an_oversized_model_header_is_an_error_not_an_abort() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("huge.model");
+    std::fs::write(
+        &model,
+        "solver_type L2R_L2LOSS_SVR\nnr_class 2\nnr_feature 99999999999\nbias -1\nw\n0.5 \n",
+    )
+    .unwrap();
+    let mut e = UsiProcess::start();
+    e.send("setoption name Eval value learned");
+    e.send(&format!(
+        "setoption name EvalFile value {}",
+        model.display()
+    ));
+    e.send("isready");
+    let lines = e.until("readyok", T);
+    let error = lines
+        .iter()
+        .find(|l| l.starts_with("info string error"))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert!(
+        error.contains("huge.model") && error.contains("nr_feature 99999999999"),
+        "{error}"
+    );
+    e.send("setoption name Eval value material");
+    e.send("isready");
+    e.until("readyok", T);
+    e.send("position startpos");
+    e.send("go depth 3");
+    e.until("bestmove", T);
+    assert!(e.is_running());
+    e.quit();
+}
+
 #[test]
 fn stop_ends_infinite_search_and_ponder_waits_for_ponderhit() {
     let mut e = UsiProcess::start();

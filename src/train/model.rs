@@ -338,7 +338,20 @@ impl LinearModel {
         }
         let nr_feature = nr_feature.ok_or_else(|| err(last, "no nr_feature line".into()))?;
         let bias = bias.ok_or_else(|| err(last, "no bias line".into()))?;
-        let n = nr_feature + usize::from(bias >= 0.0);
+        let n = nr_feature.saturating_add(usize::from(bias >= 0.0));
+        // Each weight takes at least two bytes ("0\n"): a header asking for
+        // more than the file can hold is refused before anything is sized
+        // by it.
+        if n > text.len() / 2 {
+            return Err(err(
+                last,
+                format!(
+                    "nr_feature {nr_feature}, but the file's {} bytes hold at most {} weights",
+                    text.len(),
+                    text.len() / 2
+                ),
+            ));
+        }
         let mut w = Vec::with_capacity(n);
         for (no, line) in lines {
             let tok = line.trim_end();
