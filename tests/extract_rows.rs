@@ -1,6 +1,8 @@
 //! Extraction end to end: rows against an independent replay with rsshogi,
 //! labels, determinism across thread counts, resume, bad inputs, LIBLINEAR.
 
+mod required;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -350,11 +352,7 @@ fn bad_records_are_reported_and_the_run_goes_on() {
 #[test]
 #[ignore]
 fn liblinear_reads_an_extracted_file() {
-    if std::process::Command::new("liblinear-train")
-        .output()
-        .is_err()
-    {
-        eprintln!("liblinear-train not installed (scripts/setup.sh installs it): skipped");
+    if required::tool("liblinear-train").is_none() {
         return;
     }
     let out = fresh_dir("liblinear");

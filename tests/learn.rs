@@ -2,6 +2,8 @@
 //! it learned from, evaluates as liblinear-predict does, the report's counts
 //! add up, and iteration 2 is labelled by iteration 1's model.
 
+mod required;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -64,8 +66,7 @@ fn learned_model_ranks_game_moves_better_than_material_on_its_games() {
 
 #[test]
 fn evaluation_matches_liblinear_predict() {
-    let Ok(predict) = which("liblinear-predict") else {
-        eprintln!("liblinear-predict not installed (scripts/setup.sh installs it): skipped");
+    let Some(predict) = required::tool("liblinear-predict") else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
@@ -111,16 +112,6 @@ fn evaluation_matches_liblinear_predict() {
         e,
         (-ours.last().unwrap().clamp(-1.0, 1.0) * 10000.0).round() as i32
     );
-}
-
-fn which(name: &str) -> Result<PathBuf, ()> {
-    std::env::var_os("PATH")
-        .and_then(|paths| {
-            std::env::split_paths(&paths)
-                .map(|p| p.join(name))
-                .find(|p| p.exists())
-        })
-        .ok_or(())
 }
 
 #[test]

@@ -4,19 +4,16 @@
 use std::process::Command;
 
 mod common;
+mod required;
 
 use common::{predictions, run};
 use linfa::ParamGuard;
-use niwatori::train::bench::{compare, on_path};
+use niwatori::train::bench::compare;
 use niwatori::train::model::LinearModel;
 use niwatori::train::{SvrParams, load, train_files};
 
 fn liblinear() -> bool {
-    let ok = on_path("liblinear-train") && on_path("liblinear-predict");
-    if !ok {
-        eprintln!("liblinear-train not installed: skipping the LIBLINEAR agreement test");
-    }
-    ok
+    required::tool("liblinear-train").is_some() && required::tool("liblinear-predict").is_some()
 }
 
 fn agree_with_liblinear(bias: f64) {

@@ -7,12 +7,13 @@ use std::process::Command;
 use std::sync::Arc;
 
 mod common;
+mod required;
 
 use common::{predictions, run};
 use linfa::ParamGuard;
 use niwatori::eval::Material;
 use niwatori::extract::{ExtractOptions, extract};
-use niwatori::train::bench::{compare, on_path};
+use niwatori::train::bench::compare;
 use niwatori::train::dataset::Dataset;
 use niwatori::train::libsvm::{Rows, parse_block};
 use niwatori::train::model::LinearModel;
@@ -127,8 +128,8 @@ fn real_rows_compact_solution_and_liblinear_agreement() {
     }
     assert_eq!(k, used.len());
 
-    if !(on_path("liblinear-train") && on_path("liblinear-predict")) {
-        eprintln!("liblinear-train not installed: skipping the LIBLINEAR agreement");
+    if required::tool("liblinear-train").is_none() || required::tool("liblinear-predict").is_none()
+    {
         return;
     }
     let theirs = tmp.path().join("liblinear.model");

@@ -1,6 +1,9 @@
 //! Shared helpers for the play tests: scripted USI engines written as shell scripts.
 #![allow(dead_code)]
 
+#[path = "../required/mod.rs"]
+mod required;
+
 use std::path::{Path, PathBuf};
 
 use niwatori::play::spec::{EngineSpec, Program};
@@ -73,13 +76,8 @@ pub fn niwatori_exe() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_niwatori"))
 }
 
-/// An external engine if installed, else None with a printed note.
+/// An external engine: its path, or a failure saying how to install it
+/// (`None` only when the skip is asked for; see `tests/required`).
 pub fn installed(path: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(path);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("note: {path} is not installed; skipping (scripts/setup.sh installs it)");
-        None
-    }
+    required::tool(path)
 }
