@@ -9,7 +9,7 @@ use std::process::Command;
 use niwatori::play::clock::Limit;
 use niwatori::play::game::legal_move;
 use niwatori::play::matches::{MatchOptions, OpeningChoice, run_match};
-use niwatori::play::openings::openings_from_dir;
+use niwatori::play::openings::{openings_from_dir, openings_from_file};
 use niwatori::play::spec::EngineSpec;
 use play_support::{installed, niwatori_exe};
 use rsshogi::records::formats::csa::parse_csa_bytes;
@@ -259,6 +259,76 @@ fn openings_come_from_real_records_and_bad_files_are_reported() {
     assert!(openings[0].source.starts_with("good.csa"));
     assert_eq!(bad.len(), 1);
     assert!(bad[0].path.ends_with("bad.csa"));
+}
+
+/// The real floodgate openings: every line of the file is a legal
+/// position, and a match starts its games from them, each opening twice
+/// with colours swapped.
+#[test]
+fn openings_come_from_a_file_of_usi_lines() {
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/openings");
+    for (name, count, plies) in [
+        ("floodgate2016-24ply.sfen", 10_831, 24),
+        ("taya36.sfen", 1_957, 36),
+    ] {
+        let path = shared.join(name);
+        let openings = openings_from_file(&path, 1)
+            .unwrap_or_else(|e| panic!("{e} (the shared data sits beside the repository)"));
+        assert_eq!(openings.len(), count, "{name}");
+        assert!(openings.iter().all(|o| o.moves.len() == plies), "{name}");
+        let again = openings_from_file(&path, 1).unwrap();
+        assert_eq!(openings[0].source, again[0].source, "seeded shuffle");
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("openings.sfen");
+    std::fs::write(
+        &file,
+        "# two openings\nstartpos moves 7g7f 3c3d 2g2f\n\nsfen lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2 moves 8c8d\n",
+    )
+    .unwrap();
+    let out = dir.path().join("games");
+    let mut o = options("material", "material-hand", 4, &out);
+    o.openings = OpeningChoice::File { path: file.clone() };
+    o.limit = Limit::Depth(1);
+    let s = run_match(&o).unwrap();
+    assert_eq!(s.games, 4);
+    let mut starts = Vec::new();
+    for entry in std::fs::read_dir(&out).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "csa") {
+            let record = parse_csa_bytes(&std::fs::read(&path).unwrap()).unwrap();
+            let first: Vec<String> = record
+                .main_moves()
+                .take(3)
+                .map(|m| m.mv().to_usi())
+                .collect();
+            starts.push((record.init_position_sfen().to_string(), first));
+        }
+    }
+    starts.sort();
+    let hirate = starts
+        .iter()
+        .filter(|(_, m)| m[..] == ["7g7f", "3c3d", "2g2f"])
+        .count();
+    let sfen = starts
+        .iter()
+        .filter(|(s, m)| s.contains("/2P6/") && m[0] == "8c8d")
+        .count();
+    assert_eq!((hirate, sfen), (2, 2), "{starts:?}");
+
+    std::fs::write(&file, "startpos moves 7g7f\nstartpos moves 7g7f 7g7f\n").unwrap();
+    let err = openings_from_file(&file, 1).unwrap_err().to_string();
+    assert!(
+        err.contains("openings.sfen:2: ") && err.contains("7g7f"),
+        "{err}"
+    );
+    std::fs::write(&file, "startpos moves 7g7f\nmoves 3c3d\n").unwrap();
+    let err = openings_from_file(&file, 1).unwrap_err().to_string();
+    assert!(
+        err.contains("openings.sfen:2: expected startpos or sfen"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -36,7 +36,9 @@ pub struct MatchArgs {
     /// Main time and increment in milliseconds: MS or MS+INC.
     #[arg(long)]
     pub time: Option<String>,
-    /// Folder of CSA records whose prefixes are the openings (default: random play).
+    /// A folder of CSA records whose prefixes are the openings, or a file of
+    /// USI lines (`startpos moves …`, `sfen … moves …`) whose positions are
+    /// (default: random play).
     #[arg(long)]
     pub openings: Option<PathBuf>,
     /// Opening plies taken from records: MIN-MAX.
@@ -93,6 +95,7 @@ pub fn run_match_cli(args: MatchArgs) -> Result<()> {
         ),
     };
     let openings = match args.openings {
+        Some(path) if path.is_file() => OpeningChoice::File { path },
         Some(path) => {
             let (lo, hi) = args
                 .opening_plies

@@ -20,7 +20,7 @@ use super::clock::Limit;
 use super::csa_record::{to_csa, write_atomic};
 use super::elo::{Elo, Sprt};
 use super::game::{EndReason, GameConfig, GameRecord, Opening, play_game};
-use super::openings::{openings_from_dir, random_opening};
+use super::openings::{openings_from_dir, openings_from_file, random_opening};
 use super::spec::EngineSpec;
 use super::usi_engine::UsiEngine;
 
@@ -33,6 +33,8 @@ pub enum OpeningChoice {
         min_ply: usize,
         max_ply: usize,
     },
+    /// The positions of a file of USI lines (`startpos moves …`, `sfen … moves …`).
+    File { path: PathBuf },
     /// Seeded random play of this many plies without material loss.
     Random { plies: usize },
 }
@@ -253,6 +255,7 @@ pub fn run_match(opts: &MatchOptions) -> Result<MatchSummary> {
                     .collect(),
             )
         }
+        OpeningChoice::File { path } => (openings_from_file(path, opts.seed)?, Vec::new()),
         OpeningChoice::Random { plies } => (
             (0..pairs)
                 .map(|k| random_opening(opts.seed.wrapping_add(k as u64), *plies))

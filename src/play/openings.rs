@@ -1,7 +1,8 @@
 //! Start positions for matches.
 //!
 //! Each pair of games starts from the same opening with colours swapped. Openings
-//! come either from real games (a prefix of a record: a seeded random ply in
+//! come from a file of USI position lines ([`openings_from_file`], as the
+//! floodgate openings in `../shared/openings/`), from real games (a prefix of a record: a seeded random ply in
 //! `min_ply..=max_ply`, e.g. 16–30, of each CSA file in a folder, taken only from
 //! games that went on at least 40 plies after it) or from seeded
 //! random legal play from the start position that never captures and never moves a
@@ -42,6 +43,19 @@ pub enum OpeningError {
     },
     #[error("bad opening ply range {0}..={1}")]
     BadRange(usize, usize),
+    #[error("cannot read openings file {path}: {source}")]
+    File {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: {what}")]
+    BadLine {
+        path: PathBuf,
+        line: usize,
+        what: String,
+    },
+    #[error("{0}: no opening in the file")]
+    Empty(PathBuf),
 }
 
 /// A record must go on for this many plies after the cut to give an opening.
@@ -184,6 +198,76 @@ pub fn openings_from_dir(
     Ok((openings, bad))
 }
 
+/// One opening a line, as USI's `position` command and opening tools
+/// (TanukiColiseum, cutechess) write them: `startpos [moves M…]` or
+/// `sfen BOARD TURN HAND PLY [moves M…]`, with an optional leading
+/// `position`. Blank lines and lines starting with `#` are skipped; any
+/// other line that does not give a legal, unfinished position is an error
+/// naming the file and line. Shuffled by `seed`, so that a short match
+/// samples the whole file.
+pub fn openings_from_file(path: &Path, seed: u64) -> Result<Vec<Opening>, OpeningError> {
+    let text = std::fs::read_to_string(path).map_err(|source| OpeningError::File {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let mut openings = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let bad = |what: String| OpeningError::BadLine {
+            path: path.to_path_buf(),
+            line: i + 1,
+            what,
+        };
+        let opening = parse_opening_line(t)
+            .map(|(start_sfen, moves)| Opening {
+                start_sfen,
+                moves,
+                source: format!("{name} line {}", i + 1),
+            })
+            .map_err(bad)?;
+        match opening.position() {
+            Ok(pos) if pos.is_mated() => return Err(bad("the position is already mated".into())),
+            Ok(_) => openings.push(opening),
+            Err(e) => return Err(bad(e.to_string())),
+        }
+    }
+    if openings.is_empty() {
+        return Err(OpeningError::Empty(path.to_path_buf()));
+    }
+    let mut rng = Rng::new(seed);
+    for i in (1..openings.len()).rev() {
+        let j = rng.below(i + 1);
+        openings.swap(i, j);
+    }
+    Ok(openings)
+}
+
+/// The start SFEN and moves of one line of an openings file.
+fn parse_opening_line(line: &str) -> Result<(String, Vec<String>), String> {
+    let mut words: Vec<&str> = line.split_whitespace().collect();
+    if words.first() == Some(&"position") {
+        words.remove(0);
+    }
+    let (sfen, rest) = match words.first() {
+        Some(&"startpos") => (STARTPOS_SFEN.to_string(), &words[1..]),
+        Some(&"sfen") if words.len() >= 5 => (words[1..5].join(" "), &words[5..]),
+        Some(&"sfen") => return Err("sfen needs board, side, hand and ply".into()),
+        _ => return Err(format!("expected startpos or sfen, found {line:?}")),
+    };
+    let moves = match rest.split_first() {
+        None => Vec::new(),
+        Some((&"moves", m)) => m.iter().map(|s| s.to_string()).collect(),
+        Some((w, _)) => return Err(format!("expected moves, found {w:?}")),
+    };
+    Ok((sfen, moves))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,5 +282,22 @@ mod tests {
             assert!(!pos.is_in_check());
         }
         assert_ne!(random_opening(1, 16).moves, random_opening(2, 16).moves);
+    }
+
+    #[test]
+    fn opening_lines_in_both_forms() {
+        let (sfen, moves) = parse_opening_line("startpos moves 7g7f 3c3d").unwrap();
+        assert_eq!(
+            (sfen.as_str(), moves),
+            (STARTPOS_SFEN, vec!["7g7f".to_string(), "3c3d".into()])
+        );
+        let (sfen, moves) = parse_opening_line(
+            "position sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1",
+        )
+        .unwrap();
+        assert!(sfen.ends_with(" b - 1") && moves.is_empty());
+        assert!(parse_opening_line("startpos 7g7f").is_err());
+        assert!(parse_opening_line("sfen 9/9 b").is_err());
+        assert!(parse_opening_line("7g7f 3c3d").is_err());
     }
 }
