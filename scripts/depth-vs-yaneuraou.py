@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Depth and nodes that niwatori and YaneuraOu-material reach on the same
+positions in the same time (or to the same depth), through USI.
+
+  scripts/depth-vs-yaneuraou.py [--movetime MS | --depth D] [--engine CMD] [--positions FILE]
+
+Positions default to the bench's eight and twelve real floodgate openings
+(every 500th line of ../shared/openings/floodgate2016-24ply.sfen). FILE holds
+`sfen …` or `startpos moves …` lines. Prints one line a position and the
+medians. A diagnostic, not a strength claim: use `niwatori match` for that.
+"""
+import argparse, os, re, statistics, subprocess, sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+YO = os.path.join(ROOT, "../shared/tools/yaneuraou/YaneuraOu-material")
+YO_OPTIONS = [("Threads", 1), ("USI_Hash", 64), ("BookFile", "no_book"), ("NetworkDelay", 0),
+              ("NetworkDelay2", 0), ("MinimumThinkingTime", 100)]
+
+
+def default_positions():
+    bench = open(os.path.join(ROOT, "src/bench.rs")).read()
+    sfens = re.findall(r'^\s*"([^"]+ [bw] [^"]* \d+)",$', bench, re.M)
+    openings = open(os.path.join(ROOT, "../shared/openings/floodgate2016-24ply.sfen")).read().splitlines()
+    return ["sfen " + s for s in sfens] + [l.strip() for l in openings[::500][:12]]
+
+
+def search(cmd, options, positions, go):
+    """(depth, nodes, bestmove) of the last `info` before each `bestmove`."""
+    p = subprocess.Popen(cmd, shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def send(line):
+        p.stdin.write(line + "\n")
+        p.stdin.flush()
+
+    def read_until(prefix):
+        while True:
+            line = p.stdout.readline()
+            if not line:
+                sys.exit(f"{cmd}: the engine closed its output")
+            if line.startswith(prefix):
+                return line
+
+    send("usi"); read_until("usiok")
+    for name, value in options:
+        send(f"setoption name {name} value {value}")
+    send("isready"); read_until("readyok"); send("usinewgame")
+    out = []
+    for pos in positions:
+        send(f"position {pos}"); send(go)
+        depth = nodes = 0
+        while True:
+            line = p.stdout.readline()
+            if not line:
+                sys.exit(f"{cmd}: the engine closed its output")
+            w = line.split()
+            if w and w[0] == "info" and "depth" in w and "nodes" in w:
+                depth, nodes = int(w[w.index("depth") + 1]), int(w[w.index("nodes") + 1])
+            if w and w[0] == "bestmove":
+                out.append((depth, nodes, w[1]))
+                break
+    send("quit")
+    p.wait()
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--movetime", type=int, default=200)
+    ap.add_argument("--depth", type=int)
+    ap.add_argument("--engine", default=os.path.join(ROOT, "target/release/niwatori"))
+    ap.add_argument("--positions")
+    a = ap.parse_args()
+    for path in (YO, a.engine.split()[0]):
+        if not os.access(path, os.X_OK):
+            sys.exit(f"missing {path} (cargo build --release; ../shared/README.md for YaneuraOu)")
+    positions = open(a.positions).read().splitlines() if a.positions else default_positions()
+    positions = [p.strip() for p in positions if p.strip()]
+    go = f"go depth {a.depth}" if a.depth else f"go movetime {a.movetime}"
+    yo = search(YO, YO_OPTIONS, positions, go)
+    nw = search(a.engine, [("USI_Hash", 64), ("MoveOverhead", 10)], positions, go)
+    print(f"{go}: YaneuraOu-material | niwatori")
+    for (yd, yn, ym), (nd, nn, nm) in zip(yo, nw):
+        print(f"  depth {yd:2} nodes {yn:9} {ym:6} | depth {nd:2} nodes {nn:9} {nm:6}")
+    med = statistics.median
+    print(f"median depth {med(d for d, _, _ in yo)} | {med(d for d, _, _ in nw)}")
+    print(f"median nodes {med(n for _, n, _ in yo):.0f} | {med(n for _, n, _ in nw):.0f}")
+
+
+if __name__ == "__main__":
+    main()
