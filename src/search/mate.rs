@@ -31,9 +31,15 @@ struct MateSearch<'a> {
     depth_cut: bool,
     aborted: bool,
     nodes: u64,
+    /// Some check below was skipped for repeating a position of the path:
+    /// the result holds for this path only and is not cached.
+    repetition_cut: bool,
     /// Positions (key) shown not to be mated within the given remaining
-    /// depth, and whether that held at any depth (no depth cut below).
+    /// depth, and whether that held at any depth (no depth cut below);
+    /// only results that no repetition of the path decided.
     no_mate: HashMap<u64, (u32, bool)>,
+    /// Off only in tests, as the reference the cache must agree with.
+    use_cache: bool,
 }
 
 fn legal_moves<T: rsshogi::board::MoveGenType>(pos: &Position) -> Vec<Move32> {
@@ -66,18 +72,21 @@ impl MateSearch<'_> {
             return Some(vec![mv]);
         }
         let key = pos.key().low_u64();
-        if let Some(&(d, absolute)) = self.no_mate.get(&key)
+        if self.use_cache
+            && let Some(&(d, absolute)) = self.no_mate.get(&key)
             && (absolute || d >= depth)
         {
             self.depth_cut |= !absolute;
             return None;
         }
         let outer_cut = std::mem::replace(&mut self.depth_cut, false);
+        let outer_repetition = std::mem::replace(&mut self.repetition_cut, false);
         let found = self.attack_checks(pos, depth);
-        if found.is_none() && !self.aborted {
+        if found.is_none() && !self.aborted && !self.repetition_cut && self.use_cache {
             self.no_mate.insert(key, (depth, !self.depth_cut));
         }
         self.depth_cut |= outer_cut;
+        self.repetition_cut |= outer_repetition;
         found
     }
 
@@ -97,6 +106,7 @@ impl MateSearch<'_> {
             {
                 self.defend(pos, depth - 1)
             } else {
+                self.repetition_cut = true;
                 None
             };
             pos.undo_move32(mv).expect("undo of a move just applied");
@@ -139,10 +149,22 @@ pub fn solve(
     max_plies: u32,
     control: &Control,
 ) -> MateAnswer {
+    solve_with(pos, limit_ms, max_plies, control, true)
+}
+
+fn solve_with(
+    pos: &Position,
+    limit_ms: Option<u64>,
+    max_plies: u32,
+    control: &Control,
+    use_cache: bool,
+) -> MateAnswer {
     let mut search = MateSearch {
+        use_cache,
         control,
         deadline: limit_ms.map(|ms| Instant::now() + std::time::Duration::from_millis(ms)),
         depth_cut: false,
+        repetition_cut: false,
         aborted: false,
         nodes: 0,
         no_mate: HashMap::new(),
@@ -186,6 +208,33 @@ mod tests {
         };
         assert_eq!(pv.len(), 1);
         assert_eq!(pv[0].to_usi(), "G*5b");
+    }
+
+    /// The "no mate" cache is keyed by position, but a check that repeats
+    /// a position of the path is skipped, which depends on the path: the
+    /// cached search must answer as the search without a cache, on real
+    /// problems and on positions one evasion into them.
+    #[test]
+    fn the_cache_answers_as_the_search_without_it() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/positions/mate.tsv");
+        let text = std::fs::read_to_string(path)
+            .unwrap_or_else(|e| panic!("{path}: {e} (the shared data sits beside the repository)"));
+        let mut compared = 0;
+        for line in text.lines().filter(|l| !l.starts_with('#')).step_by(7) {
+            let cols: Vec<&str> = line.split('\t').collect();
+            if cols[2].parse::<u32>().unwrap() > 7 {
+                continue;
+            }
+            let pos = position_from_sfen(cols[0]).unwrap();
+            let length = |use_cache| match solve_with(&pos, None, 9, &Control::new(), use_cache) {
+                MateAnswer::Mate(pv) => Some(pv.len()),
+                MateAnswer::NoMate => None,
+                MateAnswer::Timeout => panic!("no time limit was set"),
+            };
+            assert_eq!(length(true), length(false), "{}", cols[0]);
+            compared += 1;
+        }
+        assert!(compared > 250, "{compared} problems compared");
     }
 
     #[test]
