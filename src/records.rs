@@ -70,6 +70,42 @@ pub struct Game {
     pub truncated: bool,
 }
 
+/// Finds games that repeat an earlier one (the same start position and the
+/// same moves, wherever they were read from), so that a collection counts
+/// each game once: the same game saved in two folders, or a generated game
+/// that replays a real one.
+///
+/// ```
+/// use niwatori::records::{Duplicates, Format, parse_games};
+/// let a = parse_games("a.csa".as_ref(), Format::Csa, b"PI\n+\n+7776FU\n%TORYO\n");
+/// let b = parse_games("b.csa".as_ref(), Format::Csa, b"PI\n+\n+7776FU\n%TORYO\n");
+/// let mut seen = Duplicates::default();
+/// assert!(seen.first_seen(&a.games[0]).is_none());
+/// assert_eq!(seen.first_seen(&b.games[0]).unwrap(), "a.csa game 1");
+/// ```
+#[derive(Default)]
+pub struct Duplicates {
+    first: std::collections::HashMap<(String, Vec<u16>), String>,
+}
+
+impl Duplicates {
+    /// `None` the first time a game is met; after that, where it was first
+    /// met (`FILE game N`, 1-based).
+    pub fn first_seen(&mut self, game: &Game) -> Option<&str> {
+        let key = (
+            game.start_sfen.clone(),
+            game.moves.iter().map(|m| m.raw()).collect(),
+        );
+        match self.first.entry(key) {
+            std::collections::hash_map::Entry::Occupied(e) => Some(e.into_mut().as_str()),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(format!("{} game {}", game.source.display(), game.index + 1));
+                None
+            }
+        }
+    }
+}
+
 impl Game {
     /// The moves as USI strings (`7g7f`, `P*5e`, `8h2b+`).
     pub fn usi_moves(&self) -> Vec<String> {

@@ -239,4 +239,16 @@ fn all_shared_records_read_without_problems() {
         games += r.games.len();
     }
     assert_eq!(games, 2739);
+    // Three of them replay another game move for move (two self-play
+    // records of a short WCSC28 game, two self-play twins).
+    let mut seen = niwatori::records::Duplicates::default();
+    let repeats: Vec<String> = files
+        .iter()
+        .flat_map(|f| read_games(f).unwrap().games)
+        .filter_map(|g| {
+            seen.first_seen(&g)
+                .map(|first| format!("{} = {first}", g.source.display()))
+        })
+        .collect();
+    assert_eq!(repeats.len(), 3, "{repeats:#?}");
 }

@@ -348,6 +348,29 @@ fn bad_records_are_reported_and_the_run_goes_on() {
     assert_eq!(s.problems_by_kind.values().sum::<usize>(), 2);
 }
 
+/// The same game in two files (here also under another name) is
+/// extracted once, and the summary names the repeat and its first copy.
+#[test]
+fn a_game_in_two_files_is_extracted_once() {
+    let dir = fresh_dir("dup-in");
+    let first = short("selfplay/0001.csa", 12, &dir.join("a"));
+    std::fs::create_dir_all(dir.join("b")).unwrap();
+    std::fs::copy(&first, dir.join("b/copy.csa")).unwrap();
+    // 0002 opens as 0001 does: cut at another ply, it is another game
+    short("selfplay/0002.csa", 14, &dir.join("b"));
+    let out = fresh_dir("dup-out");
+    let s = run(std::slice::from_ref(&dir), &out, &ExtractOptions::default());
+    assert_eq!((s.files, s.games_complete), (3, 3));
+    assert_eq!((s.games_duplicate, s.games_written), (1, 2));
+    assert_eq!(svm_files(&out).len(), 2);
+    assert!(
+        s.duplicates[0].contains("copy.csa game 1 repeats ")
+            && s.duplicates[0].contains("0001.csa game 1"),
+        "{:?}",
+        s.duplicates
+    );
+}
+
 // LIBLINEAR writes one weight line per feature (5M): ~15-25 s here
 #[test]
 #[ignore]
@@ -422,9 +445,11 @@ fn cli_names_a_missing_input() {
 fn files_with_one_name_in_two_folders_need_a_root() {
     let src = fresh_dir("root-in");
     let (x, y) = (src.join("x"), src.join("y"));
+    // one name, two games (cut at different plies: the same game twice
+    // would be extracted once)
     let files = [
         short("selfplay/0001.csa", 4, &x),
-        short("selfplay/0001.csa", 4, &y),
+        short("selfplay/0001.csa", 5, &y),
     ];
     // named by their own file name, the two records would overwrite each other
     let clash = extract(

@@ -165,6 +165,15 @@ pub fn run(args: ExtractArgs) -> Result<()> {
     for (kind, n) in &s.problems_by_kind {
         println!("  {n} x {kind}");
     }
+    if s.games_duplicate > 0 {
+        println!(
+            "{} games repeat an earlier one and were extracted once:",
+            s.games_duplicate
+        );
+        for d in &s.duplicates {
+            println!("  {d}");
+        }
+    }
     let rows = s.rows.max(1) as f64;
     println!(
         "wrote {} games ({} already complete), {} positions, {} rows, {} bytes ({:.1} bytes/row, {:.1} nnz/row) in {:.1} s ({:.0} rows/s) to {}",

@@ -91,6 +91,11 @@ pub struct ExtractSummary {
     pub games_truncated: usize,
     /// Games skipped (nothing usable).
     pub games_skipped: usize,
+    /// Games that repeat an earlier game of the input (same start and
+    /// moves), extracted once.
+    pub games_duplicate: usize,
+    /// Each repeat and the game it repeats.
+    pub duplicates: Vec<String>,
     /// Games already complete in the output (`--resume`).
     pub games_resumed: usize,
     /// Games written by this run.
@@ -292,6 +297,8 @@ where
     // output names, checked for clashes before anything is written
     let mut names: HashMap<PathBuf, PathBuf> = HashMap::new();
     let mut jobs: Vec<(PathBuf, &Game)> = Vec::new();
+    let mut seen = crate::records::Duplicates::default();
+    let mut duplicates = Vec::new();
     for InputFile { input, file, games } in &inputs {
         let rel = match options.root.as_deref().map(|r| file.strip_prefix(r)) {
             Some(Ok(below)) => below.to_path_buf(),
@@ -307,6 +314,14 @@ where
             });
         }
         for g in games {
+            if let Some(first) = seen.first_seen(g) {
+                duplicates.push(format!(
+                    "{} game {} repeats {first}: extracted once",
+                    g.source.display(),
+                    g.index + 1
+                ));
+                continue;
+            }
             jobs.push((output::svm_path(out, &rel, g.index), g));
         }
     }
@@ -334,6 +349,8 @@ where
 
     let mut summary = ExtractSummary {
         files,
+        games_duplicate: duplicates.len(),
+        duplicates,
         ..Default::default()
     };
     for f in &inputs {

@@ -310,16 +310,27 @@ fn fit_quality(pred: &[f64], y: &[f64]) -> (f64, f64) {
 }
 
 /// Reads every game of the record files (problems are reported by the
-/// caller's reader; unusable files are skipped with a message).
+/// caller's reader; unusable files are skipped with a message); a game that
+/// repeats an earlier one is kept once.
 pub fn read_all_games(files: &[impl AsRef<Path>]) -> Vec<Game> {
     let mut games = Vec::new();
+    let mut seen = crate::records::Duplicates::default();
     for file in files {
         match crate::records::read_games(file.as_ref()) {
             Ok(fg) => {
                 for p in &fg.problems {
                     eprintln!("{p}");
                 }
-                games.extend(fg.games);
+                for g in fg.games {
+                    match seen.first_seen(&g) {
+                        Some(first) => eprintln!(
+                            "{} game {} repeats {first}: counted once",
+                            g.source.display(),
+                            g.index + 1
+                        ),
+                        None => games.push(g),
+                    }
+                }
             }
             Err(e) => eprintln!("{e}"),
         }
