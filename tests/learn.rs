@@ -195,3 +195,100 @@ fn a_sampled_report_counts_exactly_the_sampled_positions() {
         full.positions
     );
 }
+
+fn learn_args(dir: &Path) -> niwatori::learn::LearnArgs {
+    niwatori::learn::LearnArgs {
+        kifu: PathBuf::from("kifu"),
+        iterations: 2,
+        out: dir.join("models"),
+        features: dir.join("features"),
+        c: 0.1,
+        p: 0.002,
+        e: 0.001,
+        holdout: 0.1,
+        seed: 1,
+        patience: 1,
+        keep_clamped: false,
+        features_at: niwatori::extract::FeaturesAt::Leaf,
+        sample: 1.0,
+        margin: 200,
+    }
+}
+
+/// A resumed `learn` must ask for what the folder was made with: each
+/// setting that shapes the rows or the models, changed alone, is refused
+/// with its name and both values; iterations and patience may change.
+#[test]
+fn learn_refuses_to_resume_a_run_of_other_settings() {
+    use niwatori::learn::{LearnSettings, check_settings};
+    let tmp = tempfile::tempdir().unwrap();
+    let base = learn_args(tmp.path());
+    let dir = tmp.path().join("models");
+    std::fs::create_dir_all(&dir).unwrap();
+    check_settings(&dir, &LearnSettings::of(&base)).unwrap();
+    assert!(dir.join("learn.json").exists());
+    let mut same = base.clone();
+    same.iterations = 5;
+    same.patience = 3;
+    check_settings(&dir, &LearnSettings::of(&same)).unwrap();
+
+    type Change = fn(&mut niwatori::learn::LearnArgs);
+    let changes: [(&str, Change); 10] = [
+        ("kifu", |a| a.kifu = PathBuf::from("other")),
+        ("c", |a| a.c = 0.03),
+        ("p", |a| a.p = 0.005),
+        ("e", |a| a.e = 0.01),
+        ("holdout", |a| a.holdout = 0.2),
+        ("seed", |a| a.seed = 2),
+        ("keep_clamped", |a| a.keep_clamped = true),
+        ("features_at", |a| {
+            a.features_at = niwatori::extract::FeaturesAt::Sibling
+        }),
+        ("sample", |a| a.sample = 0.3),
+        ("margin", |a| a.margin = 100),
+    ];
+    for (name, change) in changes {
+        let mut asked = base.clone();
+        change(&mut asked);
+        let err = check_settings(&dir, &LearnSettings::of(&asked))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("learn.json") && err.contains(&format!("{name}: ")),
+            "{name}: {err}"
+        );
+    }
+
+    // Iterations from before settings were recorded are not resumed blindly.
+    let old = tmp.path().join("old");
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::write(old.join("history.json"), "[]").unwrap();
+    let err = check_settings(&old, &LearnSettings::of(&base))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("history.json") && err.contains("not recorded"),
+        "{err}"
+    );
+}
+
+#[test]
+fn learn_cli_names_the_changed_setting() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = learn_args(tmp.path());
+    for dir in [&args.out, &args.features] {
+        std::fs::create_dir_all(dir).unwrap();
+        niwatori::learn::check_settings(dir, &niwatori::learn::LearnSettings::of(&args)).unwrap();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_niwatori"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["learn", "-c", "0.5", "--out"])
+        .arg(&args.out)
+        .arg("--features")
+        .arg(&args.features)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("c: 0.1 → 0.5"), "{err}");
+}

@@ -94,6 +94,100 @@ pub struct IterationRecord {
     pub report: serde_json::Value,
 }
 
+/// What makes a run's models and rows what they are: a resumed run must
+/// ask for the same, or it would mix another run's iterations (or, with
+/// another split, another split's rows) into its own. Written as
+/// `learn.json` in `--out` and `--features`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LearnSettings {
+    pub kifu: PathBuf,
+    pub c: f64,
+    pub p: f64,
+    pub e: f64,
+    pub holdout: f64,
+    pub seed: u64,
+    pub keep_clamped: bool,
+    pub features_at: String,
+    pub sample: f64,
+    pub margin: i32,
+}
+
+impl LearnSettings {
+    pub fn of(args: &LearnArgs) -> Self {
+        Self {
+            kifu: args.kifu.clone(),
+            c: args.c,
+            p: args.p,
+            e: args.e,
+            holdout: args.holdout,
+            seed: args.seed,
+            keep_clamped: args.keep_clamped,
+            features_at: format!("{:?}", args.features_at).to_lowercase(),
+            sample: args.sample,
+            margin: args.margin,
+        }
+    }
+
+    /// The settings that differ, as `name: recorded → asked`.
+    pub fn differences(&self, asked: &Self) -> Vec<String> {
+        let (a, b) = (
+            serde_json::to_value(self).unwrap_or_default(),
+            serde_json::to_value(asked).unwrap_or_default(),
+        );
+        let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+            return vec!["unreadable settings".into()];
+        };
+        a.iter()
+            .filter(|(k, v)| b.get(*k) != Some(v))
+            .map(|(k, v)| {
+                format!(
+                    "{k}: {v} → {}",
+                    b.get(k).unwrap_or(&serde_json::Value::Null)
+                )
+            })
+            .collect()
+    }
+}
+
+/// Refuses to resume into `dir` when it holds a run of other settings (or
+/// earlier iterations whose settings were not recorded); records the
+/// settings in a fresh folder.
+pub fn check_settings(dir: &Path, asked: &LearnSettings) -> Result<()> {
+    let path = dir.join("learn.json");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            let recorded: LearnSettings = serde_json::from_str(&text)
+                .with_context(|| format!("{}: not a learn settings file", path.display()))?;
+            let diff = recorded.differences(asked);
+            anyhow::ensure!(
+                diff.is_empty(),
+                "{}: this folder holds a run with other settings ({}); use another --out and --features, or delete them",
+                path.display(),
+                diff.join(", ")
+            );
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let earlier = ["history.json", "iter-1.model", "iter-1"]
+                .iter()
+                .map(|f| dir.join(f))
+                .find(|p| p.exists());
+            if let Some(p) = earlier {
+                anyhow::bail!(
+                    "{}: from a learn run whose settings were not recorded; use another --out and --features, or delete it",
+                    p.display()
+                );
+            }
+            crate::extract::output::write_atomic(
+                &path,
+                serde_json::to_string_pretty(asked)?.as_bytes(),
+            )
+            .with_context(|| format!("writing {}", path.display()))
+        }
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
 fn read_history(path: &Path) -> Vec<IterationRecord> {
     std::fs::read_to_string(path)
         .ok()
@@ -127,11 +221,33 @@ pub fn run(args: LearnArgs) -> Result<()> {
     );
     let params = linfa::ParamGuard::check(SvrParams::default().c(args.c).p(args.p).eps(args.e))
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("creating {}", args.out.display()))?;
+    let settings = LearnSettings::of(&args);
+    for dir in [&args.out, &args.features] {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        check_settings(dir, &settings)?;
+    }
     let (train_files_list, held_files) = split_files(&args.kifu, args.holdout, args.seed)?;
     let train_games = read_all_games(&train_files_list);
-    let held_games = read_all_games(&held_files);
+    // A held-out game that replays a training game would be judged on
+    // what was learnt from it.
+    let mut seen = crate::records::Duplicates::default();
+    for g in &train_games {
+        seen.first_seen(g);
+    }
+    let held_games: Vec<_> = read_all_games(&held_files)
+        .into_iter()
+        .filter(|g| match seen.first_seen(g) {
+            Some(first) => {
+                eprintln!(
+                    "{} game {}: held out but repeats training game {first}; left out of the held-out games",
+                    g.source.display(),
+                    g.index + 1
+                );
+                false
+            }
+            None => true,
+        })
+        .collect();
     println!(
         "learn: {} training games ({} files), {} held-out games ({} files); C {} p {} e {}, margin {}",
         train_games.len(),
