@@ -28,8 +28,18 @@ if os.path.exists(model + ".json"):
     meta = json.load(open(model + ".json"))
 params = ", ".join(f"{k} {meta[k]}" for k in ("c", "p", "e") if k in meta) or "?"
 rows = meta.get("data", {}).get("rows", "?")
+# The learn run the model came from, when it sits in that run's --out.
+run_dir = os.path.dirname(os.path.abspath(model))
+data, agreement = "?", "?"
+if os.path.exists(os.path.join(run_dir, "learn.json")):
+    run = json.load(open(os.path.join(run_dir, "learn.json")))
+    data = f"{run['kifu']}, sample {run['sample']}, margin {run['margin']}"
+if os.path.exists(os.path.join(run_dir, "history.json")):
+    best = max(json.load(open(os.path.join(run_dir, "history.json"))), key=lambda r: r["heldout_top1"], default=None)
+    if best:
+        agreement = f"{100 * best['heldout_top1']:.1f} % (material {100 * best['material_top1']:.1f} %)"
 lo, hi = s["elo_ci95"]
-line = (f"| {model} | {params} | {rows} | b{byoyomi} | {s['games']} | "
+line = (f"| {model} | {data} | {params} | {rows} | {agreement} | b{byoyomi} | {s['games']} | "
         f"{s['a_wins']}-{s['draws']}-{s['b_wins']} | {s['elo']:+.0f} [{lo:+.0f}, {hi:+.0f}] |\n")
 path = "STRENGTH.md"
 if not os.path.exists(path):
@@ -37,8 +47,8 @@ if not os.path.exists(path):
         "# Learned models against material at equal time\n\n"
         "Rows appended by `scripts/strength.sh`; openings from "
         "`../shared/openings/floodgate2016-24ply.sfen`.\n\n"
-        "| model | C, p, e | rows | time | games | W-D-L | Elo (95 %) |\n"
-        "|---|---|---|---|---|---|---|\n")
+        "| model | data | C, p, e | rows | held-out top-1 | time | games | W-D-L | Elo (95 %) |\n"
+        "|---|---|---|---|---|---|---|---|---|\n")
 open(path, "a").write(line)
 print(line, end="")
 EOF
