@@ -194,47 +194,46 @@ pub fn score_move(
     killers: &[Move32; 2],
     history: &History,
 ) -> i32 {
+    score_tt_capture_killer(pos, mv, tt_move, killers).unwrap_or_else(|| {
+        let promotion = if mv.is_promotion() { HISTORY_MAX } else { 0 };
+        history.get(mv) + promotion
+    })
+}
+
+/// The TT move, captures (winning or not by SEE) and killers, which both
+/// searches order alike; `None` for any other quiet move.
+fn score_tt_capture_killer(
+    pos: &Position,
+    mv: Move32,
+    tt_move: Move32,
+    killers: &[Move32; 2],
+) -> Option<i32> {
     if mv == tt_move {
-        return TT_MOVE;
+        return Some(TT_MOVE);
     }
     if is_capture(pos, mv) {
         let base = mvv_lva(pos, mv);
-        return if !loses_material(pos, mv) {
+        return Some(if !loses_material(pos, mv) {
             GOOD_CAPTURE + base
         } else {
             BAD_CAPTURE + base
-        };
+        });
     }
     if mv == killers[0] {
-        return KILLER + 1;
+        return Some(KILLER + 1);
     }
     if mv == killers[1] {
-        return KILLER;
+        return Some(KILLER);
     }
-    let promotion = if mv.is_promotion() { HISTORY_MAX } else { 0 };
-    history.get(mv) + promotion
+    None
 }
 
 /// The ordering score of a move in the selective game search: as
 /// [`score_move`], with the counter move after the killers and quiet moves
 /// ordered by their history and continuation histories.
 pub fn score_move_selective(pos: &Position, mv: Move32, tt_move: Move32, q: &QuietContext) -> i32 {
-    if mv == tt_move {
-        return TT_MOVE;
-    }
-    if is_capture(pos, mv) {
-        let base = mvv_lva(pos, mv);
-        return if !loses_material(pos, mv) {
-            GOOD_CAPTURE + base
-        } else {
-            BAD_CAPTURE + base
-        };
-    }
-    if mv == q.killers[0] {
-        return KILLER + 1;
-    }
-    if mv == q.killers[1] {
-        return KILLER;
+    if let Some(s) = score_tt_capture_killer(pos, mv, tt_move, q.killers) {
+        return s;
     }
     if mv == q.counter {
         return COUNTER;

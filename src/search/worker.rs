@@ -75,6 +75,15 @@ const COUNTER_ORDER: i32 = 1 << 26;
 /// No static evaluation at this ply (the side to move was in check).
 const NO_EVAL: i32 = i32::MIN;
 
+/// A table score of this bound settles the window (`alpha`, `beta`).
+fn bound_cuts(bound: Bound, score: i32, alpha: i32, beta: i32) -> bool {
+    match bound {
+        Bound::Exact => true,
+        Bound::Lower => score >= beta,
+        Bound::Upper => score <= alpha,
+    }
+}
+
 /// Quiet moves searched at `depth` before the rest are pruned.
 fn lmp_limit(depth: i32, improving: bool) -> usize {
     let base = 3 + depth * depth;
@@ -376,12 +385,7 @@ impl<'a> Worker<'a> {
             && e.depth >= depth
         {
             let score = from_tt(e.score, ply);
-            let cut = match e.bound {
-                Bound::Exact => true,
-                Bound::Lower => score >= beta,
-                Bound::Upper => score <= alpha,
-            };
-            if cut {
+            if bound_cuts(e.bound, score, alpha, beta) {
                 return score;
             }
         }
@@ -862,12 +866,7 @@ impl<'a> Worker<'a> {
         let entry = tt.probe(key);
         if let Some(e) = entry {
             let score = from_tt(e.score, ply);
-            let cut = match e.bound {
-                Bound::Exact => true,
-                Bound::Lower => score >= beta,
-                Bound::Upper => score <= alpha,
-            };
-            if cut {
+            if bound_cuts(e.bound, score, alpha, beta) {
                 self.buf.pv_len[ply] = ply;
                 return score;
             }
