@@ -289,6 +289,17 @@ impl<'a> Worker<'a> {
         Some((raw + delta).clamp(-EVAL_LIMIT, EVAL_LIMIT))
     }
 
+    /// Starts loading the table slot of the position after `mv`, so that the
+    /// child's probe finds it in the cache.
+    fn prefetch_after(&self, mv: Move32) {
+        if let Some(tt) = self.tt {
+            // rsshogi marks its key prediction for removal in 2.0; until then
+            // it is the exact key `make_move` will produce.
+            #[allow(deprecated)]
+            tt.prefetch(self.pos.key_after(mv).low_u64());
+        }
+    }
+
     /// Plays `mv` from the position at `ply`, carrying the evaluation down.
     pub fn make_move(&mut self, mv: Move32, gives_check: bool, ply: usize) {
         self.buf.evals[ply + 1] = match self.buf.evals[ply] {
@@ -635,7 +646,6 @@ impl<'a> Worker<'a> {
             if !self.pos.is_legal_after_pseudo_move32(mv) {
                 continue;
             }
-            self.make_move(mv, gives_check, ply);
             // Checks are searched a ply deeper (shogi's mating attacks are
             // strings of checks), up to twice the iteration's depth.
             let extension = i32::from(
@@ -644,6 +654,10 @@ impl<'a> Worker<'a> {
                     && (ply as i32) < 2 * self.root_depth,
             );
             let new_depth = depth - 1 + extension;
+            if new_depth > 0 {
+                self.prefetch_after(mv);
+            }
+            self.make_move(mv, gives_check, ply);
             let score = if searched == 0 {
                 -self.search(-beta, -alpha, new_depth, ply + 1, pv_node, true)
             } else {
@@ -845,6 +859,9 @@ impl<'a> Worker<'a> {
     ) -> Option<i32> {
         if let Some(leaf) = self.stand_pat_child(ply, qply, mv, gives_check) {
             return Some(leaf);
+        }
+        if self.selective {
+            self.prefetch_after(mv);
         }
         self.make_move(mv, gives_check, ply);
         let score = -self.quiescence(-beta, -alpha, ply + 1, qply + 1);
