@@ -10,7 +10,8 @@ use crate::eval::piece_value;
 /// More than the most legal moves a shogi position can have (593).
 pub const MAX_MOVES: usize = 600;
 
-const TT_MOVE: i32 = 1 << 30;
+/// The ordering score of the transposition table's move.
+pub const TT_MOVE: i32 = 1 << 30;
 const GOOD_CAPTURE: i32 = 1 << 28;
 const KILLER: i32 = 1 << 27;
 const COUNTER: i32 = KILLER - 2;

@@ -14,8 +14,8 @@ use rsshogi::types::{Move32, Piece, RepetitionState};
 
 use super::Control;
 use super::ordering::{
-    ContinuationHistory, History, PIECE_TO, QuietContext, ScoredMoves, is_capture, loses_material,
-    mvv_lva, piece_to, score_move, score_move_selective,
+    ContinuationHistory, History, PIECE_TO, QuietContext, ScoredMoves, TT_MOVE, is_capture,
+    loses_material, mvv_lva, piece_to, score_move, score_move_selective,
 };
 use super::score::{
     EVAL_LIMIT, INFINITE, MATE_IN_MAX_PLY, MAX_PLY, from_tt, is_mate_score, mate_in, mated_in,
@@ -289,6 +289,60 @@ impl<'a> Worker<'a> {
         Some((raw + delta).clamp(-EVAL_LIMIT, EVAL_LIMIT))
     }
 
+    /// The table's move for this position as a pseudo-legal move of it, or
+    /// `MOVE_NONE` (none stored, or another position's under the same index).
+    fn pseudo_legal_tt_move(&self, tt_move16: u16) -> Move32 {
+        if tt_move16 == 0 {
+            return Move32::MOVE_NONE;
+        }
+        let mv = self
+            .pos
+            .move32_from_move(rsshogi::types::Move::from_raw(tt_move16));
+        if mv != Move32::MOVE_NONE && self.pos.is_pseudo_legal_move32(mv, false) {
+            mv
+        } else {
+            Move32::MOVE_NONE
+        }
+    }
+
+    /// Generates the moves of the position at `ply` but `tt_move` (already
+    /// in the list) and pushes them with their ordering scores.
+    fn push_scored_moves(
+        &mut self,
+        ply: usize,
+        in_check: bool,
+        tt_move: Move32,
+        killers: &[Move32; 2],
+        counter: Move32,
+        previous: [Option<usize>; 2],
+    ) {
+        let mut generated = Move32List::new();
+        if in_check {
+            generate_evasions(self.pos, &mut generated);
+        } else {
+            generate_moves_move32::<NonEvasions>(self.pos, &mut generated);
+        }
+        let tt_move16 = tt_move.to_move().raw();
+        for &mv in generated.iter() {
+            if tt_move16 != 0 && mv.to_move().raw() == tt_move16 {
+                continue;
+            }
+            let s = if self.selective {
+                let q = QuietContext {
+                    killers,
+                    counter,
+                    history: &self.buf.history,
+                    continuation: &self.buf.continuation,
+                    previous,
+                };
+                score_move_selective(self.pos, mv, Move32::MOVE_NONE, &q)
+            } else {
+                score_move(self.pos, mv, Move32::MOVE_NONE, killers, &self.buf.history)
+            };
+            self.buf.lists[ply].push(mv, s);
+        }
+    }
+
     /// Starts loading the table slot of the position after `mv`, so that the
     /// child's probe finds it in the cache.
     fn prefetch_after(&self, mv: Move32) {
@@ -533,39 +587,20 @@ impl<'a> Worker<'a> {
             }
         }
 
-        let mut generated = Move32List::new();
-        if in_check {
-            generate_evasions(self.pos, &mut generated);
-        } else {
-            generate_moves_move32::<NonEvasions>(self.pos, &mut generated);
-        }
         let killers = self.buf.killers[ply];
         let previous = [
             ply.checked_sub(1).and_then(|p| self.buf.played[p]),
             ply.checked_sub(2).and_then(|p| self.buf.played[p]),
         ];
         let counter = previous[0].map_or(Move32::MOVE_NONE, |p| self.buf.counter_moves[p]);
+        // The table move is tried before any move is generated: when it
+        // cuts, as it mostly does, generating and ordering the rest is saved.
         self.buf.lists[ply].clear();
-        for &mv in generated.iter() {
-            let tt_mv = if mv.to_move().raw() == tt_move16 {
-                mv
-            } else {
-                Move32::MOVE_NONE
-            };
-            let s = if selective {
-                let q = QuietContext {
-                    killers: &killers,
-                    counter,
-                    history: &self.buf.history,
-                    continuation: &self.buf.continuation,
-                    previous,
-                };
-                score_move_selective(self.pos, mv, tt_mv, &q)
-            } else {
-                score_move(self.pos, mv, tt_mv, &killers, &self.buf.history)
-            };
-            self.buf.lists[ply].push(mv, s);
+        let tt_move = self.pseudo_legal_tt_move(tt_move16);
+        if tt_move != Move32::MOVE_NONE {
+            self.buf.lists[ply].push(tt_move, TT_MOVE);
         }
+        let mut generated_rest = false;
 
         // At the frontier a move that gives no check leads to a quiescence
         // node that may stand pat, so it cannot score above a ceiling: for a
@@ -580,7 +615,18 @@ impl<'a> Worker<'a> {
         let mut searched = 0usize;
         let mut quiets_tried = [Move32::MOVE_NONE; 64];
         let mut quiet_count = 0usize;
-        while let Some((mv, order)) = self.buf.lists[ply].pick() {
+        loop {
+            let next = match self.buf.lists[ply].pick() {
+                None if !generated_rest => {
+                    generated_rest = true;
+                    self.push_scored_moves(ply, in_check, tt_move, &killers, counter, previous);
+                    self.buf.lists[ply].pick()
+                }
+                next => next,
+            };
+            let Some((mv, order)) = next else {
+                break;
+            };
             if mv == excluded {
                 continue;
             }
@@ -1240,6 +1286,59 @@ mod tests {
             material_quiescence(&mut pos, 0),
             (mate_in(2), vec!["G*1b".to_string()])
         );
+    }
+
+    /// The table move is tried before generation, rebuilt from its 16 bits:
+    /// it must be exactly the generated move, and pseudo-legal exactly when
+    /// generated (or a move would be searched twice, or one never
+    /// generated searched).
+    #[test]
+    fn table_moves_rebuild_to_the_generated_moves() {
+        let mut positions = positions_in_check();
+        positions.extend(random_positions_in_check());
+        let mut checked = 0;
+        for pos in &positions {
+            let mut list = Move32List::new();
+            generate_evasions(pos, &mut list);
+            let mut quiet = pos.clone();
+            // The position before the check: plenty of non-evasions.
+            if let Some(last) = Some(quiet.last_move()).filter(|&m| m != Move32::MOVE_NONE)
+                && quiet.undo_move32(last).is_ok()
+                && !quiet.is_in_check()
+            {
+                let mut non_evasions = Move32List::new();
+                generate_moves_move32::<NonEvasions>(&quiet, &mut non_evasions);
+                for &mv in non_evasions.iter() {
+                    assert_eq!(
+                        quiet.move32_from_move(mv.to_move()),
+                        mv,
+                        "{}",
+                        quiet.to_sfen(None)
+                    );
+                    assert!(
+                        quiet.is_pseudo_legal_move32(mv, false),
+                        "{}",
+                        quiet.to_sfen(None)
+                    );
+                    checked += 1;
+                }
+            }
+            for &mv in list.iter() {
+                assert_eq!(
+                    pos.move32_from_move(mv.to_move()),
+                    mv,
+                    "{}",
+                    pos.to_sfen(None)
+                );
+                assert!(
+                    pos.is_pseudo_legal_move32(mv, false),
+                    "{}",
+                    pos.to_sfen(None)
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 100_000, "only {checked} moves");
     }
 
     #[test]
