@@ -14,13 +14,20 @@
 //!
 //! Features are summed straight into the dot product, never built as a
 //! vector, by the same visitor that `extract` writes rows with.
+//!
+//! Weights are held as integers (`w ≈ q / quant_scale`, the largest at
+//! 2²⁴), so that a sum is exact whatever its order: the search keeps an
+//! [`Accumulator`] per ply and updates it by the pairs a move changes
+//! ([`crate::features::changed_pairs`]), and the result is bit for bit the
+//! full evaluation's.
 
 use std::path::{Path, PathBuf};
 
 use rsshogi::board::Position;
+use rsshogi::types::{Bitboard, Color, Move32};
 
 use super::Evaluator;
-use crate::features::{self, RelationEncoding};
+use crate::features::{self, Board, RelationEncoding, changed_pairs};
 use crate::train::model::LinearModel;
 
 /// Why a model cannot serve as an evaluation.
@@ -34,9 +41,25 @@ pub enum LearnedError {
     Spec(String),
 }
 
+/// Bits of the largest quantized weight: sums of a few hundred terms of
+/// value ≤ 10 stay far inside `i64`, and the rounding (2⁻²⁴ of the largest
+/// weight) far below what moves an evaluation by a centipawn.
+const QUANT_BITS: u32 = 24;
+
+/// The learned sums of one position from both sides' view (index: the
+/// colour seen as the side to move): pair terms and hand terms, in
+/// quantized weight units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Accumulator {
+    pairs: [i64; 2],
+    hand: [i64; 2],
+}
+
 /// A linear evaluation loaded from a model file.
 pub struct Learned {
-    weights: Vec<f32>,
+    /// Quantized weights: weight = q / `quant_scale`.
+    weights: Vec<i32>,
+    quant_scale: f64,
     bias: f64,
     encoding: RelationEncoding,
     label_scale: f64,
@@ -83,16 +106,31 @@ impl Learned {
                 scheme.label_scale
             ));
         }
-        let mut weights: Vec<f32> = model.weights().iter().map(|&w| w as f32).collect();
-        weights.resize(encoding.num_features(), 0.0);
+        let largest = model.weights().iter().fold(0.0f64, |m, w| m.max(w.abs()));
+        if !largest.is_finite() {
+            return Err("the model has a weight that is not finite".into());
+        }
+        let quant_scale = if largest > 0.0 {
+            f64::from(1 << QUANT_BITS) / largest
+        } else {
+            1.0
+        };
+        let mut weights: Vec<i32> = model
+            .weights()
+            .iter()
+            .map(|&w| (w * quant_scale).round() as i32)
+            .collect();
+        weights.resize(encoding.num_features(), 0);
         let bias = model.bias_weight().unwrap_or(0.0) * model.bias().max(0.0);
         let mut fingerprint = 0xcbf2_9ce4_8422_2325u64;
-        let bits = weights.iter().map(|w| u64::from(w.to_bits()));
+        let bits = weights.iter().map(|&w| u64::from(w as u32));
+        let bits = bits.chain([quant_scale.to_bits()]);
         for x in bits.chain([bias.to_bits(), scheme.label_scale.to_bits()]) {
             fingerprint = (fingerprint ^ x).wrapping_mul(0x0100_0000_01b3);
         }
         Ok(Self {
             weights,
+            quant_scale,
             bias,
             fingerprint,
             encoding,
@@ -105,19 +143,88 @@ impl Learned {
     /// The model's output `wᵀx` for `pos`: the value, in scaled label units,
     /// for the player who has just moved.
     pub fn raw(&self, pos: &Position) -> f64 {
-        let mut sum = 0.0f32;
+        let mut sum = 0i64;
         let w = &self.weights;
         features::for_each_term(pos, self.encoding, |i, x| {
-            if let Some(wi) = w.get(i as usize) {
-                sum += wi * x;
+            if let Some(&wi) = w.get(i as usize) {
+                sum += i64::from(wi) * x as i64;
             }
         });
-        f64::from(sum) + self.bias
+        self.raw_of_sum(sum)
     }
 
-    /// The weights, widened for the training code's matrix products.
+    fn raw_of_sum(&self, sum: i64) -> f64 {
+        sum as f64 / self.quant_scale + self.bias
+    }
+
+    fn value_of_raw(&self, raw: f64) -> i32 {
+        (-raw.clamp(-1.0, 1.0) * self.label_scale).round() as i32
+    }
+
+    /// The sum of the pair terms `board` visits with these square sets.
+    fn pair_sum(&self, board: &Board, view: Color, from: Bitboard, to: Bitboard) -> i64 {
+        let w = &self.weights;
+        let mut sum = 0i64;
+        board.for_each_term(view, self.encoding, from, to, |i, x| {
+            sum += i64::from(w[i as usize]) * i64::from(x);
+        });
+        sum
+    }
+
+    fn hand_sums(&self, pos: &Position) -> [i64; 2] {
+        [Color::BLACK, Color::WHITE].map(|view| {
+            let mut sum = 0i64;
+            features::for_each_hand_term(pos, view, self.encoding, |i| {
+                sum += i64::from(self.weights[i as usize]);
+            });
+            sum
+        })
+    }
+
+    /// The sums of `pos` (whose [`Board`] is `board`) from both sides' view.
+    pub fn accumulate(&self, board: &Board, pos: &Position) -> Accumulator {
+        let all = !Bitboard::EMPTY;
+        Accumulator {
+            pairs: [Color::BLACK, Color::WHITE].map(|view| self.pair_sum(board, view, all, all)),
+            hand: self.hand_sums(pos),
+        }
+    }
+
+    /// The sums after `mv`, from those before it: `before` is the board
+    /// before the move, `after` and `pos` the board and position after it.
+    pub fn accumulate_move(
+        &self,
+        acc: &Accumulator,
+        before: &Board,
+        after: &Board,
+        pos: &Position,
+        mv: Move32,
+    ) -> Accumulator {
+        let (from, to) = changed_pairs(before, after, mv);
+        let mut pairs = acc.pairs;
+        for (view, sum) in [Color::BLACK, Color::WHITE].into_iter().zip(&mut pairs) {
+            *sum += self.pair_sum(after, view, from, to) - self.pair_sum(before, view, from, to);
+        }
+        Accumulator {
+            pairs,
+            hand: self.hand_sums(pos),
+        }
+    }
+
+    /// The evaluation of the position `acc` sums, `side_to_move` to move:
+    /// equal to [`Evaluator::evaluate`] of it.
+    pub fn evaluate_accumulated(&self, acc: &Accumulator, side_to_move: Color) -> i32 {
+        let i = side_to_move.to_index();
+        self.value_of_raw(self.raw_of_sum(acc.pairs[i] + acc.hand[i]))
+    }
+
+    /// The weights (as quantized), widened for the training code's matrix
+    /// products.
     pub fn weights_f64(&self) -> Vec<f64> {
-        self.weights.iter().map(|&w| f64::from(w)).collect()
+        self.weights
+            .iter()
+            .map(|&w| f64::from(w) / self.quant_scale)
+            .collect()
     }
 
     pub fn label_scale(&self) -> f64 {
@@ -133,7 +240,11 @@ impl Learned {
 
 impl Evaluator for Learned {
     fn evaluate(&self, pos: &Position) -> i32 {
-        (-self.raw(pos).clamp(-1.0, 1.0) * self.label_scale).round() as i32
+        self.value_of_raw(self.raw(pos))
+    }
+
+    fn learned(&self) -> Option<&Learned> {
+        Some(self)
     }
 
     fn name(&self) -> &str {

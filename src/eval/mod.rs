@@ -16,7 +16,7 @@ mod material;
 mod noise;
 
 pub use inaniwa::AntiInaniwa;
-pub use learned::{Learned, LearnedError};
+pub use learned::{Accumulator, Learned, LearnedError};
 pub use material::{Material, MaterialHand, piece_value};
 pub use noise::Noisy;
 
@@ -44,6 +44,9 @@ impl<E: Evaluator + ?Sized> Evaluator for std::sync::Arc<E> {
     }
     fn identity(&self) -> String {
         (**self).identity()
+    }
+    fn learned(&self) -> Option<&Learned> {
+        (**self).learned()
     }
 }
 
@@ -96,6 +99,13 @@ pub trait Evaluator: Send + Sync {
     /// `extract --resume` never mixes rows labelled by different models).
     fn identity(&self) -> String {
         self.name().to_string()
+    }
+
+    /// This evaluation as a learned model, whose sums the search keeps
+    /// incrementally ([`Learned::accumulate_move`]); `None` for any other
+    /// (a wrapper that changes the scores must not pass it on).
+    fn learned(&self) -> Option<&Learned> {
+        None
     }
 }
 

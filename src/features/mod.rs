@@ -81,8 +81,10 @@
 //! ]);
 //! ```
 
+mod board;
 mod relation;
 
+pub use board::{Board, changed_pairs};
 pub use relation::Relation;
 
 use rsshogi::board::attack_tables::{bishop_attacks, lance_attacks, rook_attacks};
@@ -388,6 +390,33 @@ fn visit<const ORDERED: bool>(
         }
     }
 
+    for_each_hand_term(pos, us, encoding, |i| f(i, 1));
+
+    if let Some(k) = kinds {
+        for (w, word) in k.used.iter_mut().enumerate() {
+            while *word != 0 {
+                let slot = w * 64 + word.trailing_zeros() as usize;
+                *word &= *word - 1;
+                f((kind_offset + slot) as u32, k.counts[slot]);
+                k.counts[slot] = 0;
+            }
+        }
+    }
+}
+
+/// Calls `f(index)` for every hand feature of `pos` (value 1) seen from
+/// `view` as the side to move.
+pub fn for_each_hand_term(
+    pos: &Position,
+    view: Color,
+    encoding: RelationEncoding,
+    mut f: impl FnMut(u32),
+) {
+    let us = view;
+    let norm = |sq: Square| -> usize {
+        let i = sq.to_index();
+        if us == Color::WHITE { 80 - i } else { i }
+    };
     let hand_offset = encoding.hand_offset();
     for (owner, color) in [us, us.flip()].into_iter().enumerate() {
         let hand = pos.hand(color);
@@ -402,19 +431,8 @@ fn visit<const ORDERED: bool>(
                         continue;
                     }
                     let index = hand_offset + slot * 162 + king_owner * 81 + norm(ksq);
-                    f(index as u32, 1);
+                    f(index as u32);
                 }
-            }
-        }
-    }
-
-    if let Some(k) = kinds {
-        for (w, word) in k.used.iter_mut().enumerate() {
-            while *word != 0 {
-                let slot = w * 64 + word.trailing_zeros() as usize;
-                *word &= *word - 1;
-                f((kind_offset + slot) as u32, k.counts[slot]);
-                k.counts[slot] = 0;
             }
         }
     }
@@ -453,15 +471,21 @@ fn direct_relation(
 /// The relation of slider `a` to the piece `b` it reaches through one piece.
 #[inline]
 fn xray_relation(pos: &Position, a: &Placed, sq_b: Square, b: Piece, occ: Bitboard) -> usize {
-    let ca = a.piece.color();
+    let mid = (Bitboard::between(a.sq, sq_b) & occ).lsb();
+    relation_of_xray(a.piece.color(), b, mid.map(|m| pos.piece_on(m).color()))
+}
+
+/// The relation of a slider of colour `ca` to the piece `b` it reaches
+/// through one piece, of colour `mid`.
+#[inline]
+fn relation_of_xray(ca: Color, b: Piece, mid: Option<Color>) -> usize {
     let rel = if b.color() == ca {
         Relation::XrayOwn
     } else if b.piece_type().raw() == 8 {
         Relation::XrayKing
     } else {
-        let mid = (Bitboard::between(a.sq, sq_b) & occ).lsb();
         match mid {
-            Some(m) if pos.piece_on(m).color() == ca => Relation::XrayThroughOwn,
+            Some(m) if m == ca => Relation::XrayThroughOwn,
             _ => Relation::XrayThroughEnemy,
         }
     };
