@@ -15,7 +15,7 @@ use rsshogi::board::Position;
 use rsshogi::types::{Bitboard, Color, Move32, Piece, Square};
 
 use super::{
-    CODES, KIND_RELATIONS, PIECE_CODES, Relation, RelationEncoding, SELF, direct_relation,
+    CODES, PIECE_CODES, RelationEncoding, SELF, View, direct_relation, kind_slot, pair_feature,
     piece_attacks, relation_of_xray,
 };
 
@@ -103,71 +103,49 @@ impl Board {
         to: Bitboard,
         mut f: impl FnMut(u32, u16),
     ) {
-        let flip = view == Color::WHITE;
-        let norm = |sq: Square| -> usize {
-            let i = sq.to_index();
-            if flip { 80 - i } else { i }
-        };
-        let kind = |piece: Piece| -> usize {
-            usize::from(piece.color() != view) * 14 + piece.piece_type().raw() as usize - 1
-        };
+        let view = View { side: view };
         let kind_offset = encoding.hand_offset() + super::HAND_FEATURES;
         let mut emit = |pair: usize, a: usize, b: usize, rel: usize| {
-            let fine = if rel == SELF { 1 } else { rel };
-            match encoding {
-                RelationEncoding::Value => f(pair as u32, fine as u16),
-                RelationEncoding::OneHot => f((pair * Relation::COUNT + fine - 1) as u32, 1),
-            }
-            let slot = (a * PIECE_CODES + b) * KIND_RELATIONS + rel - 1;
-            f((kind_offset + slot) as u32, 1);
+            let (index, value) = pair_feature(encoding, pair, rel);
+            f(index, value);
+            f((kind_offset + kind_slot(a, b, rel)) as u32, 1);
         };
         let mut attackers = self.occupied;
         while let Some(sq_a) = attackers.pop_lsb() {
             let i = sq_a.to_index();
             let a = self.pieces[i];
             let all = from.test(sq_a);
-            let kind_a = kind(a);
-            let code_a = (norm(sq_a) * PIECE_CODES + kind_a) * CODES;
+            let kind_a = view.kind(a);
+            let code_a = (view.sq(sq_a) * PIECE_CODES + kind_a) * CODES;
             if all || to.test(sq_a) {
                 emit(
-                    code_a + norm(sq_a) * PIECE_CODES + kind_a,
+                    code_a + view.sq(sq_a) * PIECE_CODES + kind_a,
                     kind_a,
                     kind_a,
                     SELF,
                 );
             }
-            let mut direct = self.direct[i] & self.occupied;
-            let mut xray = self.xray[i];
+            let mut targets = (self.direct[i] & self.occupied) | self.xray[i];
             if !all {
-                direct &= to;
-                xray &= to;
+                targets &= to;
             }
-            if direct.is_empty() && xray.is_empty() {
+            if targets.is_empty() {
                 continue;
             }
             let ca = a.color();
-            let pt = a.piece_type().raw();
-            let promotable = (1..=6).contains(&pt);
+            let promotable = (1..=6).contains(&a.piece_type().raw());
             let a_in_zone = super::in_zone(ca, sq_a);
-            while let Some(sq_b) = direct.pop_lsb() {
+            while let Some(sq_b) = targets.pop_lsb() {
                 let b = self.pieces[sq_b.to_index()];
-                let rel = direct_relation(ca, sq_b, b, promotable, a_in_zone, &self.attacked);
-                let kind_b = kind(b);
+                let rel = if self.direct[i].test(sq_b) {
+                    direct_relation(ca, sq_b, b, promotable, a_in_zone, &self.attacked)
+                } else {
+                    let mid = (Bitboard::between(sq_a, sq_b) & self.occupied).lsb();
+                    relation_of_xray(ca, b, mid.map(|m| self.pieces[m.to_index()].color()))
+                };
+                let kind_b = view.kind(b);
                 emit(
-                    code_a + norm(sq_b) * PIECE_CODES + kind_b,
-                    kind_a,
-                    kind_b,
-                    rel,
-                );
-            }
-            while let Some(sq_b) = xray.pop_lsb() {
-                let b = self.pieces[sq_b.to_index()];
-                let mid = (Bitboard::between(sq_a, sq_b) & self.occupied).lsb();
-                let mid_color = mid.map(|m| self.pieces[m.to_index()].color());
-                let rel = relation_of_xray(ca, b, mid_color);
-                let kind_b = kind(b);
-                emit(
-                    code_a + norm(sq_b) * PIECE_CODES + kind_b,
+                    code_a + view.sq(sq_b) * PIECE_CODES + kind_b,
                     kind_a,
                     kind_b,
                     rel,

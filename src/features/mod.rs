@@ -266,6 +266,43 @@ thread_local! {
     });
 }
 
+/// Squares and piece codes as seen from `side` to move: the board turned
+/// round for White, "own" meaning `side`'s.
+#[derive(Clone, Copy)]
+struct View {
+    side: Color,
+}
+
+impl View {
+    #[inline]
+    fn sq(self, sq: Square) -> usize {
+        let i = sq.to_index();
+        if self.side == Color::WHITE { 80 - i } else { i }
+    }
+
+    /// A piece's code within a square: its owner (0 the side to move) and type.
+    #[inline]
+    fn kind(self, piece: Piece) -> usize {
+        usize::from(piece.color() != self.side) * 14 + piece.piece_type().raw() as usize - 1
+    }
+}
+
+/// The pair-block feature of `pair` with relation `rel` (or [`SELF`]).
+#[inline]
+fn pair_feature(encoding: RelationEncoding, pair: usize, rel: usize) -> (u32, u16) {
+    let fine = if rel == SELF { 1 } else { rel };
+    match encoding {
+        RelationEncoding::Value => (pair as u32, fine as u16),
+        RelationEncoding::OneHot => ((pair * Relation::COUNT + fine - 1) as u32, 1),
+    }
+}
+
+/// The kind-block slot of a pair of kinds `a`, `b` with relation `rel`.
+#[inline]
+fn kind_slot(a: usize, b: usize, rel: usize) -> usize {
+    (a * PIECE_CODES + b) * KIND_RELATIONS + rel - 1
+}
+
 /// Every feature of `pos`. `ORDERED` (with `kinds`): in ascending index
 /// order, the kind block counted in `kinds` and written last. Otherwise in
 /// any order, each pair's kind feature passed on at once.
@@ -277,14 +314,9 @@ fn visit<const ORDERED: bool>(
 ) {
     let us = pos.turn();
     let flip = us == Color::WHITE;
-    let norm = |sq: Square| -> usize {
-        let i = sq.to_index();
-        if flip { 80 - i } else { i }
-    };
-    // a piece's code within a square: its owner (0 the side to move) and type
-    let kind = |piece: Piece| -> usize {
-        usize::from(piece.color() != us) * 14 + piece.piece_type().raw() as usize - 1
-    };
+    let view = View { side: us };
+    let norm = |sq: Square| view.sq(sq);
+    let kind = |piece: Piece| view.kind(piece);
 
     let occ = pos.bitboards().occupied();
     let empty = Placed {
@@ -317,12 +349,9 @@ fn visit<const ORDERED: bool>(
     // like kind 1 (value 1) in the pair block and as slot 11 in the kind block
     // `pair` is the pair index, `a` and `b` the two pieces' kinds
     let mut emit = |pair: usize, a: usize, b: usize, rel: usize| {
-        let fine = if rel == SELF { 1 } else { rel };
-        match encoding {
-            RelationEncoding::Value => f(pair as u32, fine as u16),
-            RelationEncoding::OneHot => f((pair * Relation::COUNT + fine - 1) as u32, 1),
-        }
-        let slot = (a * PIECE_CODES + b) * KIND_RELATIONS + rel - 1;
+        let (index, value) = pair_feature(encoding, pair, rel);
+        f(index, value);
+        let slot = kind_slot(a, b, rel);
         if !ORDERED {
             f((kind_offset + slot) as u32, 1);
         } else if let Some(k) = kinds.as_deref_mut() {
@@ -413,10 +442,7 @@ pub fn for_each_hand_term(
     mut f: impl FnMut(u32),
 ) {
     let us = view;
-    let norm = |sq: Square| -> usize {
-        let i = sq.to_index();
-        if us == Color::WHITE { 80 - i } else { i }
-    };
+    let norm = |sq: Square| View { side: view }.sq(sq);
     let hand_offset = encoding.hand_offset();
     for (owner, color) in [us, us.flip()].into_iter().enumerate() {
         let hand = pos.hand(color);
