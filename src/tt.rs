@@ -42,9 +42,68 @@ struct Slot {
     data: AtomicU64,
 }
 
+/// The table's memory: zeroed slots, 2 MiB aligned and (on Linux) marked
+/// for transparent huge pages. With 4 KiB pages nearly every probe of a
+/// 64 MiB table also missed the TLB, and the page walk stalled the
+/// prefetch that was meant to hide the miss (6 % of the game search).
+struct Slots {
+    ptr: std::ptr::NonNull<Slot>,
+    len: usize,
+}
+
+const HUGE_PAGE: usize = 2 << 20;
+
+impl Slots {
+    fn layout(len: usize) -> std::alloc::Layout {
+        let bytes = len * std::mem::size_of::<Slot>();
+        std::alloc::Layout::from_size_align(bytes, HUGE_PAGE.min(bytes.next_power_of_two()))
+            .expect("a table size that fits in memory")
+    }
+
+    fn zeroed(len: usize) -> Self {
+        let layout = Self::layout(len);
+        // SAFETY: the layout's size is non-zero (len ≥ 1024); all-zero bytes
+        // are valid `AtomicU64`s, and they are written before any use.
+        unsafe {
+            let raw = std::alloc::alloc(layout);
+            if raw.is_null() {
+                std::alloc::handle_alloc_error(layout);
+            }
+            // Advice before the first touch, so that the pages are faulted
+            // in huge; a kernel without THP ignores it.
+            #[cfg(target_os = "linux")]
+            libc::madvise(raw.cast(), layout.size(), libc::MADV_HUGEPAGE);
+            raw.write_bytes(0, layout.size());
+            Self {
+                ptr: std::ptr::NonNull::new_unchecked(raw.cast()),
+                len,
+            }
+        }
+    }
+}
+
+impl std::ops::Deref for Slots {
+    type Target = [Slot];
+    fn deref(&self) -> &[Slot] {
+        // SAFETY: `ptr` holds `len` initialised slots until dropped.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for Slots {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `zeroed` with this very layout.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr().cast(), Self::layout(self.len)) }
+    }
+}
+
+// SAFETY: the slots are atomics, shared by reference like a `Vec<Slot>`.
+unsafe impl Send for Slots {}
+unsafe impl Sync for Slots {}
+
 /// A fixed-size table indexed by the low bits of the position key.
 pub struct TranspositionTable {
-    slots: Vec<Slot>,
+    slots: Slots,
     mask: usize,
     generation: AtomicU8,
 }
@@ -64,14 +123,8 @@ impl TranspositionTable {
     pub fn new(megabytes: usize) -> Self {
         let wanted = (megabytes.max(1) << 20) / std::mem::size_of::<Slot>();
         let len = (wanted.next_power_of_two() >> 1).max(1024);
-        let slots = (0..len)
-            .map(|_| Slot {
-                check: AtomicU64::new(0),
-                data: AtomicU64::new(0),
-            })
-            .collect();
         Self {
-            slots,
+            slots: Slots::zeroed(len),
             mask: len - 1,
             generation: AtomicU8::new(0),
         }
@@ -79,7 +132,7 @@ impl TranspositionTable {
 
     /// Forgets everything (`usinewgame`).
     pub fn clear(&self) {
-        for slot in &self.slots {
+        for slot in self.slots.iter() {
             slot.check.store(0, Ordering::Relaxed);
             slot.data.store(0, Ordering::Relaxed);
         }
