@@ -12,9 +12,11 @@ pub const MAX_MOVES: usize = 600;
 
 /// The ordering score of the transposition table's move.
 pub const TT_MOVE: i32 = 1 << 30;
-const GOOD_CAPTURE: i32 = 1 << 28;
-const KILLER: i32 = 1 << 27;
-const COUNTER: i32 = KILLER - 2;
+/// Captures that do not lose material by SEE score from here up.
+pub const GOOD_CAPTURE: i32 = 1 << 28;
+pub const KILLER: i32 = 1 << 27;
+/// The counter move's score, just below the killers'.
+pub const COUNTER: i32 = KILLER - 2;
 const BAD_CAPTURE: i32 = -(1 << 28);
 const HISTORY_MAX: i32 = 1 << 14;
 
@@ -109,13 +111,17 @@ impl History {
     }
 }
 
-/// A list of moves, handed out best score first. The first few are picked
-/// by selection (most cut-offs come early); if the node goes on, the rest is
-/// sorted once.
+/// A list of moves, handed out best score first. The first few after each
+/// batch of pushes are picked by selection (most cut-offs come early); if
+/// the node goes on, the rest is sorted once. Moves may be pushed in stages
+/// (captures, then killers, then quiets): the ones not yet handed out join
+/// the next batch.
 pub struct ScoredMoves {
     moves: [(i32, Move32); MAX_MOVES],
     len: usize,
     next: usize,
+    /// Moves handed out since the last push; `usize::MAX` once sorted.
+    picked: usize,
 }
 
 const SELECT_FIRST: usize = 3;
@@ -126,25 +132,34 @@ impl ScoredMoves {
             moves: [(0, Move32::MOVE_NONE); MAX_MOVES],
             len: 0,
             next: 0,
+            picked: 0,
         }
     }
 
     pub fn clear(&mut self) {
         self.len = 0;
         self.next = 0;
+        self.picked = 0;
     }
 
     pub fn push(&mut self, mv: Move32, score: i32) {
         self.moves[self.len] = (score, mv);
         self.len += 1;
+        self.picked = 0;
     }
 
     /// The best remaining move and its ordering score.
     pub fn pick(&mut self) -> Option<(Move32, i32)> {
+        self.pick_at_least(i32::MIN)
+    }
+
+    /// The best remaining move if its score is at least `min` (else it
+    /// stays for a later pick).
+    pub fn pick_at_least(&mut self, min: i32) -> Option<(Move32, i32)> {
         if self.next >= self.len {
             return None;
         }
-        if self.next < SELECT_FIRST {
+        if self.picked < SELECT_FIRST {
             let mut best = self.next;
             for i in self.next + 1..self.len {
                 if self.moves[i].0 > self.moves[best].0 {
@@ -152,11 +167,16 @@ impl ScoredMoves {
                 }
             }
             self.moves.swap(self.next, best);
-        } else if self.next == SELECT_FIRST {
+        } else if self.picked == SELECT_FIRST {
             self.moves[self.next..self.len].sort_unstable_by_key(|m| std::cmp::Reverse(m.0));
+            self.picked = usize::MAX;
         }
         let (score, mv) = self.moves[self.next];
+        if score < min {
+            return None;
+        }
         self.next += 1;
+        self.picked = self.picked.saturating_add(1);
         Some((mv, score))
     }
 }

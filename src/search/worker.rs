@@ -6,16 +6,17 @@
 use std::sync::atomic::Ordering;
 
 use rsshogi::board::{
-    CapturePlusPro, Legal, Move32List, NonEvasions, Position, generate_moves_move32,
-    generate_recaptures_move32,
+    CapturePlusPro, Legal, Move32List, MoveGenType, NonEvasions, Position, QuietsProMinus,
+    generate_moves_move32, generate_recaptures_move32,
 };
 use rsshogi::mate::solve_mate_in_one_in_place;
 use rsshogi::types::{Move32, Piece, RepetitionState};
 
 use super::Control;
 use super::ordering::{
-    ContinuationHistory, History, PIECE_TO, QuietContext, ScoredMoves, TT_MOVE, is_capture,
-    loses_material, mvv_lva, piece_to, score_move, score_move_selective,
+    COUNTER, ContinuationHistory, GOOD_CAPTURE, History, KILLER, PIECE_TO, QuietContext,
+    ScoredMoves, TT_MOVE, is_capture, loses_material, mvv_lva, piece_to, score_move,
+    score_move_selective,
 };
 use super::score::{
     EVAL_LIMIT, INFINITE, MATE_IN_MAX_PLY, MAX_PLY, from_tt, is_mate_score, mate_in, mated_in,
@@ -69,6 +70,13 @@ const SEE_QUIET_DEPTH: i32 = 8;
 const SEE_QUIET_MARGIN: i32 = 25;
 const SEE_CAPTURE_DEPTH: i32 = 6;
 const SEE_CAPTURE_MARGIN: i32 = 120;
+/// A check is pruned when SEE loses more than this per ply of depth.
+const SEE_CHECK_MARGIN: i32 = 167;
+/// Quiescence: a non-capturing move is tried only when the stand-pat
+/// score, this margin and the piece it takes reach alpha.
+const QUIESCENCE_FUTILITY: i32 = 100;
+/// Quiescence: captures that lose more than this by SEE are not tried.
+const QUIESCENCE_SEE_MARGIN: i32 = 73;
 /// Ordering scores from here up are the killers and the counter move.
 const COUNTER_ORDER: i32 = 1 << 26;
 
@@ -180,6 +188,28 @@ impl SearchBuffers {
 fn generate_evasions(pos: &Position, list: &mut Move32List) {
     debug_assert!(pos.is_in_check());
     generate_moves_move32::<Legal>(pos, list);
+}
+
+/// How far a node's staged move generation has got (see [`Worker::next_move`]).
+#[derive(Clone, Copy)]
+enum Stage {
+    /// Only the table move is in the list.
+    Table,
+    /// Captures and pawn promotions are in; the good captures go first.
+    GoodCaptures,
+    /// The killers and the counter move that are moves here are in.
+    Killers([Move32; 3]),
+    /// Everything is in.
+    Rest,
+}
+
+/// What a node's move ordering needs besides the histories.
+struct OrderContext {
+    in_check: bool,
+    tt_move: Move32,
+    killers: [Move32; 2],
+    counter: Move32,
+    previous: [Option<usize>; 2],
 }
 
 pub(crate) struct Worker<'a> {
@@ -305,41 +335,105 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Generates the moves of the position at `ply` but `tt_move` (already
-    /// in the list) and pushes them with their ordering scores.
-    fn push_scored_moves(
-        &mut self,
-        ply: usize,
-        in_check: bool,
-        tt_move: Move32,
-        killers: &[Move32; 2],
-        counter: Move32,
-        previous: [Option<usize>; 2],
-    ) {
+    /// Generates the moves of type `G` of the position at `ply` but the ones
+    /// in `skip` (already in the list) and pushes them with their ordering
+    /// scores.
+    fn push_scored<G: MoveGenType>(&mut self, ply: usize, skip: &[Move32], q: &OrderContext) {
         let mut generated = Move32List::new();
-        if in_check {
-            generate_evasions(self.pos, &mut generated);
-        } else {
-            generate_moves_move32::<NonEvasions>(self.pos, &mut generated);
-        }
-        let tt_move16 = tt_move.to_move().raw();
+        generate_moves_move32::<G>(self.pos, &mut generated);
         for &mv in generated.iter() {
-            if tt_move16 != 0 && mv.to_move().raw() == tt_move16 {
+            // Whole moves, piece included: a killer from another position
+            // with this one's squares is another move.
+            if skip.contains(&mv) {
                 continue;
             }
             let s = if self.selective {
                 let q = QuietContext {
-                    killers,
-                    counter,
+                    killers: &q.killers,
+                    counter: q.counter,
                     history: &self.buf.history,
                     continuation: &self.buf.continuation,
-                    previous,
+                    previous: q.previous,
                 };
                 score_move_selective(self.pos, mv, Move32::MOVE_NONE, &q)
             } else {
-                score_move(self.pos, mv, Move32::MOVE_NONE, killers, &self.buf.history)
+                score_move(
+                    self.pos,
+                    mv,
+                    Move32::MOVE_NONE,
+                    &q.killers,
+                    &self.buf.history,
+                )
             };
             self.buf.lists[ply].push(mv, s);
+        }
+    }
+
+    /// The next move of the node at `ply` to search, best first, with its
+    /// ordering score; generated in stages so that a cut-off by the table
+    /// move, a good capture or a killer saves generating (and scoring) the
+    /// quiet moves. Evasions, and the full-width search's moves, are
+    /// generated all at once after the table move.
+    fn next_move(
+        &mut self,
+        ply: usize,
+        stage: &mut Stage,
+        q: &OrderContext,
+    ) -> Option<(Move32, i32)> {
+        loop {
+            match *stage {
+                Stage::Table => {
+                    if let Some(next) = self.buf.lists[ply].pick() {
+                        return Some(next);
+                    }
+                    if q.in_check {
+                        self.push_scored::<Legal>(ply, &[q.tt_move], q);
+                        *stage = Stage::Rest;
+                    } else if self.selective {
+                        self.push_scored::<CapturePlusPro>(ply, &[q.tt_move], q);
+                        *stage = Stage::GoodCaptures;
+                    } else {
+                        self.push_scored::<NonEvasions>(ply, &[q.tt_move], q);
+                        *stage = Stage::Rest;
+                    }
+                }
+                Stage::GoodCaptures => {
+                    if let Some(next) = self.buf.lists[ply].pick_at_least(GOOD_CAPTURE) {
+                        return Some(next);
+                    }
+                    // Killers and the counter move: quiet moves (never
+                    // promotions) that are still pseudo-legal here.
+                    let tt16 = q.tt_move.to_move().raw();
+                    let candidates = [
+                        (q.killers[0], KILLER + 1),
+                        (q.killers[1], KILLER),
+                        (q.counter, COUNTER),
+                    ];
+                    let mut pushed = [Move32::MOVE_NONE; 3];
+                    for (i, &(mv, score)) in candidates.iter().enumerate() {
+                        if mv != Move32::MOVE_NONE
+                            && mv.to_move().raw() != tt16
+                            && candidates[..i].iter().all(|&(m, _)| m != mv)
+                            && !mv.is_promotion()
+                            && self.pos.is_pseudo_legal_move32(mv, false)
+                            && !is_capture(self.pos, mv)
+                        {
+                            self.buf.lists[ply].push(mv, score);
+                            pushed[i] = mv;
+                        }
+                    }
+                    *stage = Stage::Killers(pushed);
+                }
+                Stage::Killers(pushed) => {
+                    if let Some(next) = self.buf.lists[ply].pick_at_least(COUNTER) {
+                        return Some(next);
+                    }
+                    let skip = [q.tt_move, pushed[0], pushed[1], pushed[2]];
+                    self.push_scored::<QuietsProMinus>(ply, &skip, q);
+                    *stage = Stage::Rest;
+                }
+                Stage::Rest => return self.buf.lists[ply].pick(),
+            }
         }
     }
 
@@ -473,9 +567,24 @@ impl<'a> Worker<'a> {
             earlier.is_none_or(|e| static_eval > e)
         };
         if !in_check && ply > 0 && excluded == Move32::MOVE_NONE {
-            if let Some(mv) = solve_mate_in_one_in_place(self.pos) {
+            // A position found in the table was looked at before (a mate in
+            // one would have been stored, and cut above), as in YaneuraOu;
+            // the full-width search keeps the probe everywhere.
+            if (tt_entry.is_none() || !selective)
+                && let Some(mv) = solve_mate_in_one_in_place(self.pos)
+            {
                 self.set_pv_leaf(ply, mv);
-                return mate_in(ply + 1);
+                let score = mate_in(ply + 1);
+                if let Some(tt) = self.tt.filter(|_| selective) {
+                    tt.store(
+                        key,
+                        mv.to_move().raw(),
+                        to_tt(score, ply),
+                        depth + 6,
+                        Bound::Exact,
+                    );
+                }
+                return score;
             }
             if selective && !pv_node && !is_mate_score(beta) {
                 // Reverse futility: so far above beta that a quiet move
@@ -600,7 +709,14 @@ impl<'a> Worker<'a> {
         if tt_move != Move32::MOVE_NONE {
             self.buf.lists[ply].push(tt_move, TT_MOVE);
         }
-        let mut generated_rest = false;
+        let order_context = OrderContext {
+            in_check,
+            tt_move,
+            killers,
+            counter,
+            previous,
+        };
+        let mut stage = Stage::Table;
 
         // At the frontier a move that gives no check leads to a quiescence
         // node that may stand pat, so it cannot score above a ceiling: for a
@@ -615,18 +731,7 @@ impl<'a> Worker<'a> {
         let mut searched = 0usize;
         let mut quiets_tried = [Move32::MOVE_NONE; 64];
         let mut quiet_count = 0usize;
-        loop {
-            let next = match self.buf.lists[ply].pick() {
-                None if !generated_rest => {
-                    generated_rest = true;
-                    self.push_scored_moves(ply, in_check, tt_move, &killers, counter, previous);
-                    self.buf.lists[ply].pick()
-                }
-                next => next,
-            };
-            let Some((mv, order)) = next else {
-                break;
-            };
+        while let Some((mv, order)) = self.next_move(ply, &mut stage, &order_context) {
             if mv == excluded {
                 continue;
             }
@@ -660,6 +765,20 @@ impl<'a> Worker<'a> {
                 // Shallow pruning once some move holds a score that is not
                 // a loss by mate (so a position is never called mated for
                 // want of searched moves).
+                // Checks too (YaneuraOu's rules): with pieces in hand nearly
+                // every position has dozens of checking drops, and searching
+                // them all made tactical positions take 5-30 times
+                // YaneuraOu's nodes to a depth.
+                // A sacrifice that checks is kept while the side is not
+                // ahead (alpha < 0): that is how mating attacks start.
+                if ply > 0 && best > -MATE_IN_MAX_PLY && gives_check {
+                    if quiet && searched >= lmp_limit(depth, improving) && order < COUNTER_ORDER {
+                        continue;
+                    }
+                    if alpha >= 0 && see(self.pos, mv) < -SEE_CHECK_MARGIN * depth {
+                        continue;
+                    }
+                }
                 if ply > 0 && best > -MATE_IN_MAX_PLY && !gives_check {
                     let lmr_depth = (depth - 1 - reduction).max(0);
                     if quiet {
@@ -692,11 +811,14 @@ impl<'a> Worker<'a> {
             if !self.pos.is_legal_after_pseudo_move32(mv) {
                 continue;
             }
-            // Checks are searched a ply deeper (shogi's mating attacks are
-            // strings of checks), up to twice the iteration's depth.
+            // The singular table move is searched a ply deeper, up to twice
+            // the iteration's depth. Checks are not extended (as in
+            // YaneuraOu): in shogi they come in strings, and extending them
+            // all blew up the tree of every position with pieces in hand.
             let extension = i32::from(
                 selective
-                    && (gives_check || singular && mv.to_move().raw() == tt_move16)
+                    && singular
+                    && mv.to_move().raw() == tt_move16
                     && (ply as i32) < 2 * self.root_depth,
             );
             let new_depth = depth - 1 + extension;
@@ -1031,6 +1153,8 @@ impl<'a> Worker<'a> {
             };
             self.buf.lists[ply].push(mv, s);
         }
+        let mut quiet_tries = 0;
+        let carried_eval = (!in_check).then(|| self.buf.evals[ply]).flatten();
         while let Some((mv, _)) = self.buf.lists[ply].pick() {
             if mv == tried {
                 continue;
@@ -1052,6 +1176,32 @@ impl<'a> Worker<'a> {
             }
             if !in_check && !mv.is_drop() && loses_material(self.pos, mv) {
                 continue;
+            }
+            // The game search prunes as YaneuraOu's quiescence does, once
+            // the side is not mated: at most two moves that neither check
+            // nor recapture, and only those whose gain can reach alpha;
+            // no capture that loses more than a pawn by SEE; no quiet
+            // evasion that gives no check.
+            if self.selective && best > -MATE_IN_MAX_PLY {
+                let capture = is_capture(self.pos, mv);
+                if !in_check && !gives_check && mv.to_sq() != self.pos.last_move().to_sq() {
+                    quiet_tries += 1;
+                    if quiet_tries > 2 {
+                        continue;
+                    }
+                    let victim =
+                        crate::eval::piece_value(self.pos.piece_on(mv.to_sq()).piece_type());
+                    if let Some(stand_pat) = carried_eval
+                        && stand_pat + QUIESCENCE_FUTILITY + victim <= alpha
+                    {
+                        continue;
+                    }
+                }
+                if capture && see(self.pos, mv) < -QUIESCENCE_SEE_MARGIN
+                    || in_check && !capture && !gives_check
+                {
+                    continue;
+                }
             }
             let Some(score) = self.quiescence_move(mv, gives_check, alpha, beta, ply, qply) else {
                 return 0;
@@ -1205,6 +1355,102 @@ mod tests {
             }
         }
         found
+    }
+
+    /// The staged picker hands out each non-evasion exactly once, whatever
+    /// the table move, killers and counter move (from this position or
+    /// another): good captures first, then the killers and counter, then
+    /// the rest.
+    #[test]
+    fn staged_moves_are_the_non_evasions_once_each() {
+        let control = Control::new();
+        let mut buf = Box::new(SearchBuffers::new());
+        let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = |n: usize| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) as usize % n
+        };
+        let mut moves = Move32List::new();
+        let mut foreign = vec![Move32::MOVE_NONE];
+        let mut checked = 0;
+        for sfen in crate::bench::POSITIONS {
+            for _ in 0..60 {
+                let mut pos = position_from_sfen(sfen).unwrap();
+                for _ in 0..next(80) {
+                    generate_legal_all_move32(&pos, &mut moves);
+                    if moves.is_empty() {
+                        break;
+                    }
+                    let mv = moves[next(moves.len())];
+                    foreign.push(mv);
+                    pos.apply_move32(mv);
+                }
+                if pos.is_in_check() {
+                    continue;
+                }
+                let mut all = Move32List::new();
+                generate_moves_move32::<NonEvasions>(&pos, &mut all);
+                if all.is_empty() {
+                    continue;
+                }
+                let pick = |n: usize| {
+                    if n.is_multiple_of(2) {
+                        all[n / 2 % all.len()]
+                    } else {
+                        foreign[n % foreign.len()]
+                    }
+                };
+                let q = OrderContext {
+                    in_check: false,
+                    tt_move: if next(3) == 0 {
+                        Move32::MOVE_NONE
+                    } else {
+                        all[next(all.len())]
+                    },
+                    killers: [pick(next(1000)), pick(next(1000))],
+                    counter: pick(next(1000)),
+                    previous: [None, None],
+                };
+                let mut w = Worker::new(
+                    &mut pos,
+                    &crate::eval::Material,
+                    None,
+                    &control,
+                    0,
+                    &mut buf,
+                );
+                w.start_game_search();
+                w.buf.lists[0].clear();
+                if q.tt_move != Move32::MOVE_NONE {
+                    w.buf.lists[0].push(q.tt_move, TT_MOVE);
+                }
+                let mut stage = Stage::Table;
+                let mut handed = Vec::new();
+                while let Some((mv, order)) = w.next_move(0, &mut stage, &q) {
+                    handed.push((mv.to_move().raw(), order));
+                }
+                let mut got: Vec<u16> = handed.iter().map(|&(m, _)| m).collect();
+                let mut want: Vec<u16> = all.iter().map(|m| m.to_move().raw()).collect();
+                got.sort_unstable();
+                want.sort_unstable();
+                assert_eq!(got, want, "{}", w.pos.to_sfen(None));
+                let first_killer = handed
+                    .iter()
+                    .position(|&(_, o)| (COUNTER..GOOD_CAPTURE).contains(&o));
+                let last_good = handed
+                    .iter()
+                    .rposition(|&(_, o)| (GOOD_CAPTURE..TT_MOVE).contains(&o));
+                if let (Some(k), Some(g)) = (first_killer, last_good) {
+                    assert!(
+                        g < k,
+                        "a good capture after a killer: {}",
+                        w.pos.to_sfen(None)
+                    );
+                }
+                checked += handed.len();
+            }
+        }
+        assert!(checked > 20_000, "only {checked} moves");
     }
 
     /// Labelling mode must not change the value of a full-window search:
