@@ -107,3 +107,53 @@ pub fn run(eval: &dyn Evaluator, config: &BenchConfig, verbose: bool) -> BenchRe
         mean_depth: f64::from(depths) / POSITIONS.len() as f64,
     }
 }
+
+/// An evaluation's bench against a baseline's, in one process: the runs
+/// alternate (this machine is shared and noisy), node counts must agree
+/// between runs (one thread is deterministic), and times are medians.
+#[derive(Clone, Debug)]
+pub struct Comparison {
+    pub eval: BenchReport,
+    pub baseline: BenchReport,
+}
+
+impl Comparison {
+    pub fn nodes_ratio(&self) -> f64 {
+        self.eval.nodes as f64 / self.baseline.nodes.max(1) as f64
+    }
+
+    pub fn time_ratio(&self) -> f64 {
+        self.eval.seconds / self.baseline.seconds.max(1e-9)
+    }
+
+    pub fn nps_ratio(&self) -> f64 {
+        self.eval.nps() / self.baseline.nps().max(1e-9)
+    }
+}
+
+/// Benches `eval` and `baseline` `runs` times each, alternating.
+pub fn compare(
+    eval: &dyn Evaluator,
+    baseline: &dyn Evaluator,
+    config: &BenchConfig,
+    runs: usize,
+) -> Comparison {
+    let median = |mut reports: Vec<BenchReport>| {
+        reports.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
+        reports.swap_remove(reports.len() / 2)
+    };
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for _ in 0..runs.max(1) {
+        ours.push(run(eval, config, false));
+        theirs.push(run(baseline, config, false));
+    }
+    if config.threads == 1 {
+        for reports in [&ours, &theirs] {
+            debug_assert!(reports.iter().all(|r| r.nodes == reports[0].nodes));
+        }
+    }
+    Comparison {
+        eval: median(ours),
+        baseline: median(theirs),
+    }
+}

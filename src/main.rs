@@ -38,6 +38,13 @@ enum Command {
         /// Evaluation: material, material-hand or learned:MODEL.
         #[arg(long, default_value = "material")]
         eval: String,
+        /// Also bench this evaluation, alternating with --eval, and print
+        /// both with the ratios (medians of --runs runs).
+        #[arg(long)]
+        baseline: Option<String>,
+        /// Runs of each evaluation with --baseline.
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
     },
     /// Count legal move sequences of DEPTH plies (move generator check).
     Perft {
@@ -99,15 +106,43 @@ fn main() -> Result<()> {
             movetime,
             threads,
             hash,
-            eval,
+            eval: eval_spec,
+            baseline,
+            runs,
         }) => {
-            let eval = niwatori::eval::from_spec(&eval)?;
+            let eval = niwatori::eval::from_spec(&eval_spec)?;
             let config = niwatori::bench::BenchConfig {
                 depth,
                 movetime_ms: movetime,
                 threads,
                 hash_mb: hash,
             };
+            if let Some(baseline_spec) = baseline {
+                let baseline = niwatori::eval::from_spec(&baseline_spec)?;
+                let c = niwatori::bench::compare(eval.as_ref(), baseline.as_ref(), &config, runs);
+                println!("bench depth {depth}, {runs} runs each (median time)");
+                println!(
+                    "{:<12} {:>12} {:>10} {:>12}",
+                    "", "nodes", "time ms", "nodes/s"
+                );
+                for (name, r) in [(eval.name(), &c.eval), (baseline.name(), &c.baseline)] {
+                    println!(
+                        "{:<12} {:>12} {:>10.0} {:>12.0}",
+                        name,
+                        r.nodes,
+                        r.seconds * 1000.0,
+                        r.nps()
+                    );
+                }
+                println!(
+                    "{:<12} {:>11.2}x {:>9.2}x {:>11.2}x",
+                    "ratio",
+                    c.nodes_ratio(),
+                    c.time_ratio(),
+                    c.nps_ratio()
+                );
+                return Ok(());
+            }
             let report = niwatori::bench::run(eval.as_ref(), &config, true);
             println!("===========================");
             println!("Threads         : {threads}");

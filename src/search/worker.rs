@@ -70,13 +70,6 @@ const SEE_QUIET_DEPTH: i32 = 8;
 const SEE_QUIET_MARGIN: i32 = 25;
 const SEE_CAPTURE_DEPTH: i32 = 6;
 const SEE_CAPTURE_MARGIN: i32 = 120;
-/// A check is pruned when SEE loses more than this per ply of depth.
-const SEE_CHECK_MARGIN: i32 = 167;
-/// Quiescence: a non-capturing move is tried only when the stand-pat
-/// score, this margin and the piece it takes reach alpha.
-const QUIESCENCE_FUTILITY: i32 = 100;
-/// Quiescence: captures that lose more than this by SEE are not tried.
-const QUIESCENCE_SEE_MARGIN: i32 = 73;
 /// Ordering scores from here up are the killers and the counter move.
 const COUNTER_ORDER: i32 = 1 << 26;
 
@@ -567,24 +560,9 @@ impl<'a> Worker<'a> {
             earlier.is_none_or(|e| static_eval > e)
         };
         if !in_check && ply > 0 && excluded == Move32::MOVE_NONE {
-            // A position found in the table was looked at before (a mate in
-            // one would have been stored, and cut above), as in YaneuraOu;
-            // the full-width search keeps the probe everywhere.
-            if (tt_entry.is_none() || !selective)
-                && let Some(mv) = solve_mate_in_one_in_place(self.pos)
-            {
+            if let Some(mv) = solve_mate_in_one_in_place(self.pos) {
                 self.set_pv_leaf(ply, mv);
-                let score = mate_in(ply + 1);
-                if let Some(tt) = self.tt.filter(|_| selective) {
-                    tt.store(
-                        key,
-                        mv.to_move().raw(),
-                        to_tt(score, ply),
-                        depth + 6,
-                        Bound::Exact,
-                    );
-                }
-                return score;
+                return mate_in(ply + 1);
             }
             if selective && !pv_node && !is_mate_score(beta) {
                 // Reverse futility: so far above beta that a quiet move
@@ -765,20 +743,6 @@ impl<'a> Worker<'a> {
                 // Shallow pruning once some move holds a score that is not
                 // a loss by mate (so a position is never called mated for
                 // want of searched moves).
-                // Checks too (YaneuraOu's rules): with pieces in hand nearly
-                // every position has dozens of checking drops, and searching
-                // them all made tactical positions take 5-30 times
-                // YaneuraOu's nodes to a depth.
-                // A sacrifice that checks is kept while the side is not
-                // ahead (alpha < 0): that is how mating attacks start.
-                if ply > 0 && best > -MATE_IN_MAX_PLY && gives_check {
-                    if quiet && searched >= lmp_limit(depth, improving) && order < COUNTER_ORDER {
-                        continue;
-                    }
-                    if alpha >= 0 && see(self.pos, mv) < -SEE_CHECK_MARGIN * depth {
-                        continue;
-                    }
-                }
                 if ply > 0 && best > -MATE_IN_MAX_PLY && !gives_check {
                     let lmr_depth = (depth - 1 - reduction).max(0);
                     if quiet {
@@ -811,14 +775,11 @@ impl<'a> Worker<'a> {
             if !self.pos.is_legal_after_pseudo_move32(mv) {
                 continue;
             }
-            // The singular table move is searched a ply deeper, up to twice
-            // the iteration's depth. Checks are not extended (as in
-            // YaneuraOu): in shogi they come in strings, and extending them
-            // all blew up the tree of every position with pieces in hand.
+            // Checks are searched a ply deeper (shogi's mating attacks are
+            // strings of checks), up to twice the iteration's depth.
             let extension = i32::from(
                 selective
-                    && singular
-                    && mv.to_move().raw() == tt_move16
+                    && (gives_check || singular && mv.to_move().raw() == tt_move16)
                     && (ply as i32) < 2 * self.root_depth,
             );
             let new_depth = depth - 1 + extension;
@@ -1153,8 +1114,6 @@ impl<'a> Worker<'a> {
             };
             self.buf.lists[ply].push(mv, s);
         }
-        let mut quiet_tries = 0;
-        let carried_eval = (!in_check).then(|| self.buf.evals[ply]).flatten();
         while let Some((mv, _)) = self.buf.lists[ply].pick() {
             if mv == tried {
                 continue;
@@ -1176,32 +1135,6 @@ impl<'a> Worker<'a> {
             }
             if !in_check && !mv.is_drop() && loses_material(self.pos, mv) {
                 continue;
-            }
-            // The game search prunes as YaneuraOu's quiescence does, once
-            // the side is not mated: at most two moves that neither check
-            // nor recapture, and only those whose gain can reach alpha;
-            // no capture that loses more than a pawn by SEE; no quiet
-            // evasion that gives no check.
-            if self.selective && best > -MATE_IN_MAX_PLY {
-                let capture = is_capture(self.pos, mv);
-                if !in_check && !gives_check && mv.to_sq() != self.pos.last_move().to_sq() {
-                    quiet_tries += 1;
-                    if quiet_tries > 2 {
-                        continue;
-                    }
-                    let victim =
-                        crate::eval::piece_value(self.pos.piece_on(mv.to_sq()).piece_type());
-                    if let Some(stand_pat) = carried_eval
-                        && stand_pat + QUIESCENCE_FUTILITY + victim <= alpha
-                    {
-                        continue;
-                    }
-                }
-                if capture && see(self.pos, mv) < -QUIESCENCE_SEE_MARGIN
-                    || in_check && !capture && !gives_check
-                {
-                    continue;
-                }
             }
             let Some(score) = self.quiescence_move(mv, gives_check, alpha, beta, ply, qply) else {
                 return 0;
@@ -1359,8 +1292,8 @@ mod tests {
 
     /// The staged picker hands out each non-evasion exactly once, whatever
     /// the table move, killers and counter move (from this position or
-    /// another): good captures first, then the killers and counter, then
-    /// the rest.
+    /// another), with the same ordering scores in the same order as
+    /// generating them all at once: only ties may come out differently.
     #[test]
     fn staged_moves_are_the_non_evasions_once_each() {
         let control = Control::new();
@@ -1393,11 +1326,18 @@ mod tests {
                 if all.is_empty() {
                     continue;
                 }
+                // Killers and counter moves are quiet moves where they were
+                // recorded (from this position or another), never promotions.
                 let pick = |n: usize| {
-                    if n.is_multiple_of(2) {
+                    let mv = if n.is_multiple_of(2) {
                         all[n / 2 % all.len()]
                     } else {
                         foreign[n % foreign.len()]
+                    };
+                    if mv.is_promotion() {
+                        Move32::MOVE_NONE
+                    } else {
+                        mv
                     }
                 };
                 let q = OrderContext {
@@ -1429,6 +1369,18 @@ mod tests {
                 while let Some((mv, order)) = w.next_move(0, &mut stage, &q) {
                     handed.push((mv.to_move().raw(), order));
                 }
+                // The same scores in the same order as generating all at once.
+                w.buf.lists[0].clear();
+                if q.tt_move != Move32::MOVE_NONE {
+                    w.buf.lists[0].push(q.tt_move, TT_MOVE);
+                }
+                w.push_scored::<NonEvasions>(0, &[q.tt_move], &q);
+                let mut at_once = Vec::new();
+                while let Some((_, order)) = w.buf.lists[0].pick() {
+                    at_once.push(order);
+                }
+                let staged: Vec<i32> = handed.iter().map(|&(_, o)| o).collect();
+                assert_eq!(staged, at_once, "{}", w.pos.to_sfen(None));
                 let mut got: Vec<u16> = handed.iter().map(|&(m, _)| m).collect();
                 let mut want: Vec<u16> = all.iter().map(|m| m.to_move().raw()).collect();
                 got.sort_unstable();
