@@ -138,7 +138,13 @@ pub(crate) struct SearchBuffers {
     counter_moves: Box<[Move32; PIECE_TO]>,
     continuation: ContinuationHistory,
     reductions: Reductions,
+    /// Recent full evaluations by position key (learned evaluations only:
+    /// a pure function of the position, and costly); empty until used.
+    eval_cache: Vec<(u64, i32)>,
 }
+
+/// Entries of [`SearchBuffers::eval_cache`] (a power of two; 1 MiB).
+const EVAL_CACHE: usize = 1 << 16;
 
 impl SearchBuffers {
     /// Quiet-move history entries that are not zero.
@@ -171,6 +177,7 @@ impl SearchBuffers {
             counter_moves: Box::new([Move32::MOVE_NONE; PIECE_TO]),
             continuation: ContinuationHistory::default(),
             reductions: Reductions::new(),
+            eval_cache: Vec::new(),
         }
     }
 }
@@ -245,6 +252,9 @@ impl<'a> Worker<'a> {
         buf: &'a mut SearchBuffers,
     ) -> Self {
         buf.evals[0] = None;
+        if eval.learned().is_some() && buf.eval_cache.is_empty() {
+            buf.eval_cache = vec![(u64::MAX, 0); EVAL_CACHE];
+        }
         Self {
             pos,
             eval,
@@ -291,12 +301,30 @@ impl<'a> Worker<'a> {
                 v
             }
             None => {
-                let v = self.eval.evaluate(self.pos);
+                let v = self.full_eval();
                 self.buf.evals[ply] = Some(v);
                 v
             }
         };
         raw.clamp(-EVAL_LIMIT, EVAL_LIMIT)
+    }
+
+    /// The full evaluation of the current position, through the cache when
+    /// the evaluation is a learned one (a position recurs through
+    /// transpositions and re-searches; a table hit is cheaper than the sum).
+    fn full_eval(&mut self) -> i32 {
+        if self.buf.eval_cache.is_empty() || self.eval.learned().is_none() {
+            return self.eval.evaluate(self.pos);
+        }
+        let key = self.pos.key().low_u64();
+        let slot = &mut self.buf.eval_cache[key as usize & (EVAL_CACHE - 1)];
+        if slot.0 == key {
+            debug_assert_eq!(slot.1, self.eval.evaluate(self.pos));
+            return slot.1;
+        }
+        let v = self.eval.evaluate(self.pos);
+        *slot = (key, v);
+        v
     }
 
     /// With an incremental evaluator, the clamped evaluation after `mv` from
