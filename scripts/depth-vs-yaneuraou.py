@@ -6,10 +6,11 @@ positions in the same time (or to the same depth), through USI.
 
 Positions default to the bench's eight and twelve real floodgate openings
 (every 500th line of ../shared/openings/floodgate2016-24ply.sfen). FILE holds
-`sfen …` or `startpos moves …` lines. Prints one line a position and the
+`sfen …` or `startpos moves …` lines; `scripts/wcsc28-midgame.usi` holds 30
+middle-game positions (plies 50 and 70 of WCSC28 games, every 11th). Prints one line a position and the
 medians. A diagnostic, not a strength claim: use `niwatori match` for that.
 """
-import argparse, os, re, statistics, subprocess, sys
+import argparse, os, re, statistics, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 YO = os.path.join(ROOT, "../shared/tools/yaneuraou/YaneuraOu-material")
@@ -47,6 +48,7 @@ def search(cmd, options, positions, go):
     out = []
     for pos in positions:
         send(f"position {pos}"); send(go)
+        start = time.monotonic()
         depth = nodes = 0
         while True:
             line = p.stdout.readline()
@@ -56,7 +58,7 @@ def search(cmd, options, positions, go):
             if w and w[0] == "info" and "depth" in w and "nodes" in w:
                 depth, nodes = int(w[w.index("depth") + 1]), int(w[w.index("nodes") + 1])
             if w and w[0] == "bestmove":
-                out.append((depth, nodes, w[1]))
+                out.append((depth, nodes, w[1], time.monotonic() - start))
                 break
     send("quit")
     p.wait()
@@ -79,11 +81,13 @@ def main():
     yo = search(YO, YO_OPTIONS, positions, go)
     nw = search(a.engine, [("USI_Hash", 64), ("MoveOverhead", 10)], positions, go)
     print(f"{go}: YaneuraOu-material | niwatori")
-    for (yd, yn, ym), (nd, nn, nm) in zip(yo, nw):
+    for (yd, yn, ym, _), (nd, nn, nm, _) in zip(yo, nw):
         print(f"  depth {yd:2} nodes {yn:9} {ym:6} | depth {nd:2} nodes {nn:9} {nm:6}")
     med = statistics.median
-    print(f"median depth {med(d for d, _, _ in yo)} | {med(d for d, _, _ in nw)}")
-    print(f"median nodes {med(n for _, n, _ in yo):.0f} | {med(n for _, n, _ in nw):.0f}")
+    print(f"median depth {med(r[0] for r in yo)} | {med(r[0] for r in nw)}")
+    print(f"median nodes {med(r[1] for r in yo):.0f} | {med(r[1] for r in nw):.0f}")
+    print(f"total nodes {sum(r[1] for r in yo)} | {sum(r[1] for r in nw)}")
+    print(f"total time {sum(r[3] for r in yo):.2f} s | {sum(r[3] for r in nw):.2f} s")
 
 
 if __name__ == "__main__":
