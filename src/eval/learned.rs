@@ -227,6 +227,12 @@ impl Learned {
             .collect()
     }
 
+    /// FNV-1a hash of the weights, bias and label scale: equal for equal
+    /// evaluations.
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+
     pub fn label_scale(&self) -> f64 {
         self.label_scale
     }

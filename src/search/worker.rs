@@ -23,7 +23,7 @@ use super::score::{
     to_tt,
 };
 use super::see::see;
-use crate::eval::Evaluator;
+use crate::eval::{Evaluator, Learned};
 use crate::tt::{Bound, TranspositionTable};
 
 /// Beyond this many plies of quiescence, a position is judged by its evaluation.
@@ -141,6 +141,9 @@ pub(crate) struct SearchBuffers {
     /// Recent full evaluations by position key (learned evaluations only:
     /// a pure function of the position, and costly); empty until used.
     eval_cache: Vec<(u64, i32)>,
+    /// The fingerprint of the model whose values `eval_cache` holds: the
+    /// buffers outlive a search, and the model may change between two.
+    eval_cache_model: Option<u64>,
 }
 
 /// Entries of [`SearchBuffers::eval_cache`] (a power of two; 1 MiB).
@@ -178,6 +181,7 @@ impl SearchBuffers {
             continuation: ContinuationHistory::default(),
             reductions: Reductions::new(),
             eval_cache: Vec::new(),
+            eval_cache_model: None,
         }
     }
 }
@@ -252,8 +256,11 @@ impl<'a> Worker<'a> {
         buf: &'a mut SearchBuffers,
     ) -> Self {
         buf.evals[0] = None;
-        if eval.learned().is_some() && buf.eval_cache.is_empty() {
-            buf.eval_cache = vec![(u64::MAX, 0); EVAL_CACHE];
+        let model = eval.learned().map(Learned::fingerprint);
+        if model.is_some() && buf.eval_cache_model != model {
+            buf.eval_cache.clear();
+            buf.eval_cache.resize(EVAL_CACHE, (u64::MAX, 0));
+            buf.eval_cache_model = model;
         }
         Self {
             pos,
@@ -313,7 +320,7 @@ impl<'a> Worker<'a> {
     /// the evaluation is a learned one (a position recurs through
     /// transpositions and re-searches; a table hit is cheaper than the sum).
     fn full_eval(&mut self) -> i32 {
-        if self.buf.eval_cache.is_empty() || self.eval.learned().is_none() {
+        if self.eval.learned().is_none() {
             return self.eval.evaluate(self.pos);
         }
         let key = self.pos.key().low_u64();
@@ -408,6 +415,7 @@ impl<'a> Worker<'a> {
                         return Some(next);
                     }
                     if q.in_check {
+                        // `Legal` in check: the evasions (see `generate_evasions`).
                         self.push_scored::<Legal>(ply, &[q.tt_move], q);
                         *stage = Stage::Rest;
                     } else if self.selective {
@@ -1431,6 +1439,43 @@ mod tests {
             }
         }
         assert!(checked > 20_000, "only {checked} moves");
+    }
+
+    /// A learned model with weights `w(i) = scale · ((i · 7919) mod 1000 − 500) · 1e-6`.
+    fn test_model(scale: f64) -> Learned {
+        use crate::features::{RelationEncoding, SCHEME, SCHEME_VERSION};
+        use crate::train::model::{LinearModel, ModelMetadata};
+        let n = RelationEncoding::Value.num_features();
+        let meta: ModelMetadata = serde_json::from_value(serde_json::json!({
+            "features": {"scheme": SCHEME, "scheme_version": SCHEME_VERSION, "num_features": n,
+                         "label_scale": 1000.0, "features_at": "sibling"},
+            "solver": "test", "c": 1.0, "p": 0.0, "e": 0.0, "bias": -1.0, "nr_feature": n,
+            "objective": 0.0, "gradient_norm": 0.0, "iterations": 0, "converged": true,
+            "data": {"files": 0, "rows": 0, "nonzeros": 0, "max_index": n, "bytes": 0},
+            "load_seconds": 0.0, "train_seconds": 0.0
+        }))
+        .unwrap();
+        let w = (0..n)
+            .map(|i| scale * (((i * 7919) % 1000) as f64 - 500.0) * 1e-6)
+            .collect();
+        Learned::from_model(&LinearModel::new(w, 0.0, Some(meta))).unwrap()
+    }
+
+    /// The evaluation cache outlives a search with its buffers: a search
+    /// with another model must not read the first model's values.
+    #[test]
+    fn evaluation_cache_follows_the_model() {
+        let control = Control::new();
+        let mut buf = Box::new(SearchBuffers::new());
+        let (a, b) = (test_model(1.0), test_model(-3.0));
+        let mut pos = position_from_sfen(crate::bench::POSITIONS[2]).unwrap();
+        assert_ne!(a.evaluate(&pos), b.evaluate(&pos));
+        for model in [&a, &b, &a] {
+            let mut w = Worker::new(&mut pos, model, None, &control, 0, &mut buf);
+            let want = model.evaluate(w.pos);
+            assert_eq!(w.full_eval(), want);
+            assert_eq!(w.full_eval(), want, "a cache hit");
+        }
     }
 
     /// Labelling mode must not change the value of a full-window search:
