@@ -1,13 +1,26 @@
 //! niwatori: a shogi engine that learns its evaluation function from game records.
 //!
-//! The data flows one way, and each module uses only those above it:
+//! The data flows one way — records → rows → model → evaluation → search →
+//! report/match — and the modules, in that order:
 //!
 //! ```text
-//! perft              count legal move sequences (move generator check)
-//! eval               Evaluator trait: material, material-hand (learned later)
-//! search             alpha-beta: TT, killers, history, quiescence with SEE, mate-in-1
-//! usi                the USI protocol front-end
-//! bench              fixed-depth search over fixed positions; node count = signature
+//! records   reading CSA / KIF game records, errors by file and line
+//! features  the two-piece attack-relation features of a position
+//! extract   sibling expansion and labels: game records → libsvm rows
+//! rows      what passes between the stages: the rows' feature scheme, the model file
+//! train     L2-loss SVR in the primal (LIBLINEAR -s 11): rows → model
+//! eval      the Evaluator trait: material, material-hand, learned (a model)
+//! tt        the transposition table
+//! search    iterative deepening alpha-beta, quiescence, sibling scores
+//! report    next-move agreement of an evaluation on held-out games
+//! learn     the loop: extract → train → report, iterated
+//! plot      agreement and learning-curve pictures
+//! opening   random opening moves
+//! usi       the USI protocol front-end
+//! play      games and matches between engines, Elo, the CSA network client
+//! bench     fixed-depth search over fixed positions; node count = signature
+//! perft     count legal move sequences (move generator check)
+//! atomic    files written whole or not at all
 //! ```
 //!
 //! The board, legal moves, SFEN and mate-in-1 come from [`rsshogi`].
@@ -24,6 +37,7 @@ pub mod play;
 pub mod plot;
 pub mod records;
 pub mod report;
+pub mod rows;
 pub mod search;
 pub mod train;
 pub mod tt;

@@ -6,7 +6,7 @@ mod common;
 
 use niwatori::eval::{Evaluator, Learned};
 use niwatori::features::{self, Board, RelationEncoding};
-use niwatori::train::model::{DataSummary, FeatureScheme, LinearModel, ModelMetadata};
+use niwatori::rows::model::{DataSummary, FeatureScheme, LinearModel, ModelMetadata};
 use rsshogi::board::{Legal, Move32List, Position, generate_moves_move32};
 
 /// A model whose every weight is a distinct pseudo-random number: any term
@@ -30,7 +30,7 @@ fn random_model() -> Learned {
             scheme_version: u64::from(features::SCHEME_VERSION),
             num_features: n,
             label_scale: 1000.0,
-            features_at: "sibling".into(),
+            features_at: niwatori::rows::FeaturesAt::Sibling,
         }),
         solver: "test".into(),
         c: 1.0,

@@ -482,7 +482,7 @@ fn files_with_one_name_in_two_folders_need_a_root() {
 #[test]
 fn leaf_rows_describe_the_principal_variation_leaf() {
     use niwatori::eval::Evaluator;
-    use niwatori::extract::FeaturesAt;
+    use niwatori::rows::FeaturesAt;
 
     let src = fresh_dir("leaf-in");
     let input = [short("pro/kifu25654.csa", 40, &src)];
@@ -495,7 +495,7 @@ fn leaf_rows_describe_the_principal_variation_leaf() {
     run(&input, &leaf, &options);
     let meta: RunMeta =
         serde_json::from_slice(&std::fs::read(leaf.join("extract.json")).unwrap()).unwrap();
-    assert_eq!(meta.scheme.features_at, "leaf");
+    assert_eq!(meta.scheme.features_at, FeaturesAt::Leaf);
 
     let read = |dir: &Path| {
         let f = svm_files(dir);

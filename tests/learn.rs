@@ -209,7 +209,7 @@ fn learn_args(dir: &Path) -> niwatori::learn::LearnArgs {
         seed: 1,
         patience: 1,
         keep_clamped: false,
-        features_at: niwatori::extract::FeaturesAt::Leaf,
+        features_at: niwatori::rows::FeaturesAt::Leaf,
         sample: 1.0,
         margin: 200,
     }
@@ -242,7 +242,7 @@ fn learn_refuses_to_resume_a_run_of_other_settings() {
         ("seed", |a| a.seed = 2),
         ("keep_clamped", |a| a.keep_clamped = true),
         ("features_at", |a| {
-            a.features_at = niwatori::extract::FeaturesAt::Sibling
+            a.features_at = niwatori::rows::FeaturesAt::Sibling
         }),
         ("sample", |a| a.sample = 0.3),
         ("margin", |a| a.margin = 100),

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use linfa::ParamGuard;
-use niwatori::train::model::LinearModel;
+use niwatori::rows::model::LinearModel;
 use niwatori::train::{SvrParams, TrainOptions, load, train_files, train_files_with};
 
 fn write(path: &Path, text: &str) {
@@ -143,6 +143,47 @@ fn indices_beyond_the_scheme_are_an_error() {
         e.contains("feature index 60 is beyond num_features 50"),
         "{e}"
     );
+}
+
+/// `extract.json` is read as the typed scheme: which position the rows
+/// describe comes through to the model, and a value the scheme does not
+/// know, or a missing field, is an error naming the file.
+#[test]
+fn the_scheme_of_extract_json_is_typed() {
+    let scheme = |extra: &str| {
+        format!(
+            r#"{{"scheme":"s","scheme_version":1,"num_features":50,"label_scale":10000.0{extra}}}"#
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    write(&dir.path().join("a.svm"), "0.1 2:1\n");
+    write(
+        &dir.path().join("extract.json"),
+        &scheme(r#","features_at":"leaf""#),
+    );
+    let out = dir.path().join("m.model");
+    let roots = [dir.path().to_path_buf()];
+    train_files(&roots, &SvrParams::default().check().unwrap(), &out, false).unwrap();
+    let m = LinearModel::load(&out).unwrap();
+    let f = m.metadata().unwrap().features.as_ref().unwrap();
+    assert_eq!(f.features_at, niwatori::rows::FeaturesAt::Leaf);
+    let sidecar = std::fs::read_to_string(dir.path().join("m.model.json")).unwrap();
+    assert!(sidecar.contains(r#""features_at": "leaf""#), "{sidecar}");
+
+    for (text, fault) in [
+        (
+            scheme(r#","features_at":"middle""#),
+            "unknown variant `middle`",
+        ),
+        (
+            r#"{"scheme":"s","num_features":50,"label_scale":1.0}"#.to_string(),
+            "missing field `scheme_version`",
+        ),
+    ] {
+        write(&dir.path().join("extract.json"), &text);
+        let e = load::load(&roots, -1.0, false).err().unwrap().to_string();
+        assert!(e.contains("extract.json: ") && e.contains(fault), "{e}");
+    }
 }
 
 #[test]

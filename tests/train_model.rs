@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use linfa::ParamGuard;
-use niwatori::train::model::{LinearModel, ModelError};
+use niwatori::rows::model::{LinearModel, ModelError};
 use niwatori::train::{SvrParams, train_files};
 
 /// Written by `liblinear-train -s 11 -B 1` (LIBLINEAR 2.3.0) on

@@ -28,13 +28,14 @@ use rsshogi::types::{Bitboard, Color, Move32};
 
 use super::Evaluator;
 use crate::features::{self, Board, RelationEncoding, changed_pairs};
-use crate::train::model::LinearModel;
+use crate::rows::FeaturesAt;
+use crate::rows::model::LinearModel;
 
 /// Why a model cannot serve as an evaluation.
 #[derive(Debug, thiserror::Error)]
 pub enum LearnedError {
     #[error(transparent)]
-    Model(#[from] crate::train::model::ModelError),
+    Model(#[from] crate::rows::model::ModelError),
     #[error("{path}: {message}")]
     Scheme { path: PathBuf, message: String },
     #[error("{0}")]
@@ -135,7 +136,7 @@ impl Learned {
             fingerprint,
             encoding,
             label_scale: scheme.label_scale,
-            leaf_rows: scheme.features_at == "leaf",
+            leaf_rows: scheme.features_at == FeaturesAt::Leaf,
             name: "learned".into(),
         })
     }

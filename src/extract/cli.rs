@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 
-use super::{ExtractOptions, FeaturesAt, SEARCH_SCORER, StaticScorer, bench, extract};
+use super::{ExtractOptions, SEARCH_SCORER, StaticScorer, bench, extract};
 use crate::eval::{Evaluator, Material};
 use crate::features::RelationEncoding;
+use crate::rows::FeaturesAt;
 use crate::search::SiblingScorer;
 
 /// Which scorer `--bench` uses.

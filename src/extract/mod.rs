@@ -23,8 +23,8 @@ mod siblings;
 pub use bench::{BenchReport, bench};
 pub use cli::{BenchScorer, ExtractArgs, check_sample, run};
 pub use siblings::{
-    ExpandError, FeaturesAt, GameRows, LABEL_SCALE, PositionRows, PositionSample, Scratch,
-    SiblingScore, Stage, StaticScorer, expand_game, targets,
+    ExpandError, GameRows, LABEL_SCALE, PositionRows, PositionSample, Scratch, SiblingScore, Stage,
+    StaticScorer, expand_game, targets,
 };
 
 use std::collections::{BTreeMap, HashMap};
@@ -37,8 +37,9 @@ use rayon::prelude::*;
 use crate::eval::Evaluator;
 use crate::features::{RelationEncoding, SCHEME, SCHEME_VERSION};
 use crate::records::{self, Game, Problem, ProblemKind, RecordsError};
+use crate::rows::{FeaturesAt, Scheme};
 use crate::search::SiblingScorer;
-use output::{GameMeta, RunMeta, Scheme};
+use output::{GameMeta, RunMeta};
 
 /// Options of an extraction run.
 #[derive(Clone, Debug)]
@@ -190,7 +191,7 @@ pub fn scheme_of(options: &ExtractOptions, evaluator: &str, scorer: &str) -> Sch
         margin: options.margin,
         evaluator: evaluator.to_string(),
         scorer: scorer.to_string(),
-        features_at: options.features_at.as_str().to_string(),
+        features_at: options.features_at,
         sample: options.sample,
     }
 }

@@ -10,43 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::siblings::PositionRows;
-
-/// What every feature file and model must agree on.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Scheme {
-    /// Feature scheme name (`attack2`).
-    pub scheme: String,
-    /// Feature scheme version.
-    pub scheme_version: u32,
-    /// Feature-space size: the largest possible 1-based index.
-    pub num_features: usize,
-    /// `value` or `onehot`.
-    pub relation_encoding: String,
-    /// Targets were divided by this (10000.0).
-    pub label_scale: f64,
-    /// Margin in centipawns.
-    pub margin: i32,
-    /// The evaluation behind the scores.
-    pub evaluator: String,
-    /// How siblings were scored.
-    pub scorer: String,
-    /// Which position a row describes: `sibling`, or `leaf` (the end of the
-    /// sibling search's principal variation). Absent in older files.
-    #[serde(default = "sibling")]
-    pub features_at: String,
-    /// Fraction of each game's positions expanded (`extract --sample`);
-    /// absent (1) in older files.
-    #[serde(default = "every_position")]
-    pub sample: f64,
-}
-
-fn sibling() -> String {
-    "sibling".into()
-}
-
-fn every_position() -> f64 {
-    1.0
-}
+use crate::rows::Scheme;
 
 /// `DIR/extract.json`.
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -9,6 +9,7 @@ use rsshogi::types::Move32;
 use crate::eval::Evaluator;
 use crate::features::for_each_feature;
 use crate::records::Game;
+use crate::rows::FeaturesAt;
 
 use super::{ExtractOptions, libsvm};
 
@@ -45,34 +46,6 @@ impl SiblingScore for crate::search::SiblingScorer {
 
     fn start_position(&mut self) {
         crate::search::SiblingScorer::start_position(self);
-    }
-}
-
-/// Which position a sibling's row describes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
-pub enum FeaturesAt {
-    /// The sibling itself (the position just after the candidate move).
-    #[default]
-    Sibling,
-    /// The leaf of the sibling search's principal variation: the quiet
-    /// position the score was read from, after the opponent's reply and the
-    /// captures quiescence chose, seen like any position from its side to
-    /// move. The target stays the value for the player *not* to move there:
-    /// the mover's score, negated when the mover is to move at the leaf (an
-    /// odd number of plies below the sibling). The model then learns the
-    /// value of quiet positions, which is what the engine's search asks of
-    /// an evaluation (captures are the search's own job); Bonanza's learning
-    /// compares principal-variation leaves too.
-    Leaf,
-}
-
-impl FeaturesAt {
-    /// The name used on the command line and in metadata.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Sibling => "sibling",
-            Self::Leaf => "leaf",
-        }
     }
 }
 

@@ -16,9 +16,10 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use crate::eval::{Evaluator, Learned, Material};
-use crate::extract::{ExtractOptions, FeaturesAt, extract};
+use crate::extract::{ExtractOptions, extract};
 use crate::report::cli::{build_report, split_files};
 use crate::report::{SiblingValue, read_all_games};
+use crate::rows::FeaturesAt;
 use crate::train::{SvrParams, TrainOptions, train_files_with};
 
 /// Arguments of `niwatori learn`.
@@ -107,7 +108,7 @@ pub struct LearnSettings {
     pub holdout: f64,
     pub seed: u64,
     pub keep_clamped: bool,
-    pub features_at: String,
+    pub features_at: FeaturesAt,
     pub sample: f64,
     pub margin: i32,
 }
@@ -122,7 +123,7 @@ impl LearnSettings {
             holdout: args.holdout,
             seed: args.seed,
             keep_clamped: args.keep_clamped,
-            features_at: format!("{:?}", args.features_at).to_lowercase(),
+            features_at: args.features_at,
             sample: args.sample,
             margin: args.margin,
         }
@@ -199,8 +200,8 @@ fn copy_model(from: &Path, to: &Path) -> Result<()> {
     for (a, b) in [
         (from.to_path_buf(), to.to_path_buf()),
         (
-            crate::train::model::sidecar_path(from),
-            crate::train::model::sidecar_path(to),
+            crate::rows::model::sidecar_path(from),
+            crate::rows::model::sidecar_path(to),
         ),
     ] {
         let bytes = std::fs::read(&a).with_context(|| format!("reading {}", a.display()))?;

@@ -1444,7 +1444,7 @@ mod tests {
     /// A learned model with weights `w(i) = scale · ((i · 7919) mod 1000 − 500) · 1e-6`.
     fn test_model(scale: f64) -> Learned {
         use crate::features::{RelationEncoding, SCHEME, SCHEME_VERSION};
-        use crate::train::model::{LinearModel, ModelMetadata};
+        use crate::rows::model::{LinearModel, ModelMetadata};
         let n = RelationEncoding::Value.num_features();
         let meta: ModelMetadata = serde_json::from_value(serde_json::json!({
             "features": {"scheme": SCHEME, "scheme_version": SCHEME_VERSION, "num_features": n,

@@ -15,10 +15,10 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use linfa::ParamGuard;
 
-use super::model::LinearModel;
 use super::objective::Objective;
 use super::params::SvrParams;
 use super::svr::SvrLoss;
+use crate::rows::model::LinearModel;
 
 /// Arguments of `niwatori train-bench`.
 #[derive(Args, Debug, Clone)]

@@ -26,8 +26,8 @@ use ndarray::Array1;
 use thiserror::Error;
 
 use super::dataset::Dataset;
-use super::model::LinearModel;
 use super::params::{ParamError, SvrValidParams};
+use crate::rows::model::LinearModel;
 
 /// An error fitting through linfa.
 #[derive(Debug, Error)]

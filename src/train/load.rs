@@ -16,8 +16,8 @@ use thiserror::Error;
 
 use super::dataset::{ColumnMap, Dataset, DatasetError};
 use super::libsvm::{BlockReader, LibsvmError, Rows, parse_block};
-use super::model::FeatureScheme;
 use super::progress::Progress;
+use crate::rows::model::FeatureScheme;
 
 /// An error loading training data.
 #[derive(Debug, Error)]
@@ -85,36 +85,13 @@ fn read_scheme(dir: &Path) -> Result<Option<FeatureScheme>, LoadError> {
         return Ok(None);
     }
     let text = fs::read_to_string(&path).map_err(io(&path))?;
-    let bad = |message: String| LoadError::ExtractJson {
-        path: path.clone(),
-        message,
-    };
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
-    let scheme = v["scheme"]
-        .as_str()
-        .ok_or_else(|| bad("no string \"scheme\"".into()))?;
-    let scheme_version = v["scheme_version"]
-        .as_u64()
-        .ok_or_else(|| bad("no integer \"scheme_version\"".into()))?;
-    let num_features = v["num_features"]
-        .as_u64()
-        .ok_or_else(|| bad("no integer \"num_features\"".into()))? as usize;
-    let label_scale = v["label_scale"]
-        .as_f64()
-        .ok_or_else(|| bad("no number \"label_scale\"".into()))?;
-    let features_at = match &v["features_at"] {
-        serde_json::Value::Null => "sibling",
-        at => at
-            .as_str()
-            .ok_or_else(|| bad("\"features_at\" is not a string".into()))?,
-    };
-    Ok(Some(FeatureScheme {
-        scheme: scheme.to_string(),
-        scheme_version,
-        num_features,
-        label_scale,
-        features_at: features_at.to_string(),
-    }))
+    // The scheme's fields of `extract.json` (a `rows::Scheme` and more).
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| LoadError::ExtractJson {
+            path: path.clone(),
+            message: e.to_string(),
+        })
 }
 
 /// The `.svm` files that `paths` stand for, and the feature scheme their

@@ -9,7 +9,6 @@
 //! newton   Newton-CG with line search; knows only an Objective
 //! svr      the SVR loss: value, gradient, Hessian-vector product
 //! params   checked hyper-parameters (linfa ParamGuard)
-//! model    LIBLINEAR model file + JSON sidecar
 //! linfa    linfa Fit / Predict on our sparse data
 //! diagnose linear vs Gaussian-kernel SVR on a small sample
 //! bench    wall time and peak memory against liblinear-train
@@ -25,7 +24,6 @@ pub mod diagnose;
 pub mod libsvm;
 pub mod linfa;
 pub mod load;
-pub mod model;
 pub mod newton;
 pub mod objective;
 pub mod params;
@@ -39,8 +37,8 @@ use std::time::Instant;
 
 use thiserror::Error;
 
+use crate::rows::model::{DataSummary, LinearModel, ModelError, ModelMetadata, write_atomic};
 use dataset::Dataset;
-use model::{DataSummary, LinearModel, ModelError, ModelMetadata, write_atomic};
 use newton::{IterInfo, NewtonParams, Solution, Stop};
 pub use params::{SvrParams, SvrValidParams};
 use svr::SvrLoss;

@@ -8,7 +8,7 @@
 //! went. Both are written atomically (`FILE.tmp`, then rename).
 //!
 //! ```
-//! use niwatori::train::model::LinearModel;
+//! use niwatori::rows::model::LinearModel;
 //! let m = LinearModel::new(vec![0.5, -2.0, 0.0], -1.0, None);
 //! // row {1: 2, 2: 1}: 0.5·2 − 2·1
 //! assert_eq!(m.predict_row(&[1, 2], &[2.0, 1.0]), -1.0);
@@ -19,6 +19,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+use super::FeaturesAt;
 use thiserror::Error;
 
 /// An error reading or writing a model.
@@ -53,14 +55,10 @@ pub struct FeatureScheme {
     pub scheme_version: u64,
     pub num_features: usize,
     pub label_scale: f64,
-    /// Which position a row described: `sibling` or `leaf` (absent before
-    /// `--features-at` existed: sibling).
-    #[serde(default = "sibling")]
-    pub features_at: String,
-}
-
-fn sibling() -> String {
-    "sibling".into()
+    /// Which position a row described (absent before `--features-at`
+    /// existed: the sibling).
+    #[serde(default)]
+    pub features_at: FeaturesAt,
 }
 
 /// What the training data looked like.

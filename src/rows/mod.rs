@@ -1,0 +1,10 @@
+//! What passes between the stages, in one place: the feature scheme rows
+//! are written with ([`Scheme`], [`FeaturesAt`]) and the model file that
+//! training writes and the evaluation reads ([`model::LinearModel`],
+//! LIBLINEAR's format with a JSON sidecar). `extract`, `train`, `eval` and
+//! `report` depend on this module, not on one another's internals.
+
+pub mod model;
+mod scheme;
+
+pub use scheme::{FeaturesAt, Scheme};
