@@ -9,8 +9,9 @@ use std::sync::Arc;
 
 use niwatori::eval::Material;
 use niwatori::extract::output::{GameMeta, RunMeta};
-use niwatori::extract::{ExtractOptions, extract, libsvm, targets};
+use niwatori::extract::{ExtractOptions, extract, targets};
 use niwatori::features::{RelationEncoding, features};
+use niwatori::rows::libsvm;
 use niwatori::search::SiblingScorer;
 use rsshogi::board::{Move32List, generate_legal_all_move32, position_from_sfen};
 use rsshogi::records::formats::csa;
@@ -118,7 +119,7 @@ fn rows_are_every_legal_move_with_the_right_features_and_targets() {
         let side: GameMeta =
             serde_json::from_slice(&std::fs::read(format!("{}.json", svm.display())).unwrap())
                 .unwrap();
-        let rows = libsvm::parse_rows(&std::fs::read_to_string(svm).unwrap()).unwrap();
+        let rows = libsvm::read_file(svm).unwrap().pairs();
         assert_eq!(side.rows, rows.len());
         assert_eq!(side.bytes, std::fs::metadata(svm).unwrap().len());
         assert_eq!(
@@ -500,7 +501,7 @@ fn leaf_rows_describe_the_principal_variation_leaf() {
     let read = |dir: &Path| {
         let f = svm_files(dir);
         assert_eq!(f.len(), 1);
-        libsvm::parse_rows(&std::fs::read_to_string(&f[0]).unwrap()).unwrap()
+        libsvm::read_file(&f[0]).unwrap().pairs()
     };
     let (sib_rows, leaf_rows) = (read(&sib), read(&leaf));
     assert_eq!(sib_rows.len(), leaf_rows.len());

@@ -3,8 +3,8 @@
 //! residual is active, and `w = (I + 2C XᵀX)⁻¹ 2C Xᵀy`.
 
 use linfa::ParamGuard;
+use niwatori::rows::libsvm::{Rows, parse_block};
 use niwatori::train::dataset::Dataset;
-use niwatori::train::libsvm::{Rows, parse_block};
 use niwatori::train::{SvrParams, fit_quiet};
 
 /// Solve `a·x = b` by Gaussian elimination with partial pivoting.

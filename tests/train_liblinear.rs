@@ -66,7 +66,7 @@ fn agree_with_liblinear(bias: f64) {
     assert!(worst <= 1e-3, "predictions differ by up to {worst}");
 
     // Loading LIBLINEAR's model predicts exactly what liblinear-predict does.
-    let rows = niwatori::train::libsvm::read_file(&file).unwrap();
+    let rows = niwatori::rows::libsvm::read_file(&file).unwrap();
     let mut start = 0;
     for (i, len) in rows.row_lengths.iter().enumerate() {
         let end = start + *len as usize;

@@ -13,10 +13,10 @@ use common::{predictions, run};
 use linfa::ParamGuard;
 use niwatori::eval::Material;
 use niwatori::extract::{ExtractOptions, extract};
+use niwatori::rows::libsvm::{Rows, parse_block};
 use niwatori::rows::model::LinearModel;
 use niwatori::train::bench::compare;
 use niwatori::train::dataset::Dataset;
-use niwatori::train::libsvm::{Rows, parse_block};
 use niwatori::train::{SvrParams, fit, fit_quiet, load, train_files};
 
 /// The project's training settings (`niwatori learn`), where LIBLINEAR

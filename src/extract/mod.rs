@@ -15,7 +15,6 @@
 
 mod bench;
 mod cli;
-pub mod libsvm;
 pub mod output;
 mod progress;
 mod siblings;
@@ -23,7 +22,7 @@ mod siblings;
 pub use bench::{BenchReport, bench};
 pub use cli::{BenchScorer, ExtractArgs, check_sample, run};
 pub use siblings::{
-    ExpandError, GameRows, LABEL_SCALE, PositionRows, PositionSample, Scratch, SiblingScore, Stage,
+    ExpandError, GameRows, PositionRows, PositionSample, Scratch, SiblingScore, Stage,
     StaticScorer, expand_game, targets,
 };
 
@@ -37,7 +36,7 @@ use rayon::prelude::*;
 use crate::eval::Evaluator;
 use crate::features::{RelationEncoding, SCHEME, SCHEME_VERSION};
 use crate::records::{self, Game, Problem, ProblemKind, RecordsError};
-use crate::rows::{FeaturesAt, Scheme};
+use crate::rows::{FeaturesAt, LABEL_SCALE, Scheme};
 use crate::search::SiblingScorer;
 use output::{GameMeta, RunMeta};
 

@@ -9,12 +9,9 @@ use rsshogi::types::Move32;
 use crate::eval::Evaluator;
 use crate::features::for_each_feature;
 use crate::records::Game;
-use crate::rows::FeaturesAt;
+use crate::rows::{FeaturesAt, LABEL_SCALE, libsvm};
 
-use super::{ExtractOptions, libsvm};
-
-/// Scores clamp to this many centipawns and are divided by it when written.
-pub const LABEL_SCALE: i32 = 10_000;
+use super::ExtractOptions;
 
 /// Scores a sibling: the position just after the mover's move, the opponent
 /// to move. Returns centipawns from the MOVER's point of view; `pos` must be

@@ -4,6 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Scores clamp to this many centipawns and are divided by it when
+/// written: a row's target is in [-1, 1].
+pub const LABEL_SCALE: i32 = 10_000;
+
 /// Which position a sibling's row describes.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum, Serialize, Deserialize,

@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use niwatori::train::dataset::Dataset;
-//! use niwatori::train::libsvm::{parse_block, Rows};
+//! use niwatori::rows::libsvm::{parse_block, Rows};
 //! let mut rows = Rows::default();
 //! parse_block(b"1 1:2\n-1 2:1 3:1\n", &mut rows).unwrap();
 //! let data = Dataset::from_rows(rows, 0, -1.0).unwrap();
@@ -26,7 +26,7 @@ use rayon::prelude::*;
 use sprs::CsMatI;
 use thiserror::Error;
 
-use super::libsvm::{Rows, Values};
+use crate::rows::libsvm::{Rows, Values};
 
 /// An error building a data set.
 #[derive(Debug, Error)]
@@ -212,7 +212,7 @@ where
 ///
 /// ```
 /// use niwatori::train::dataset::Dataset;
-/// use niwatori::train::libsvm::{parse_block, Rows};
+/// use niwatori::rows::libsvm::{parse_block, Rows};
 /// let mut rows = Rows::default();
 /// parse_block(b"1 2:1 9:3\n-1 5:1\n", &mut rows).unwrap();
 /// let (data, map) = Dataset::from_rows_compact(rows, 10, -1.0).unwrap();
@@ -558,7 +558,7 @@ impl Dataset {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::train::libsvm::parse_block;
+    use crate::rows::libsvm::parse_block;
 
     fn data(text: &str, bias: f64) -> Dataset {
         let mut rows = Rows::default();

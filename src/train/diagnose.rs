@@ -18,8 +18,8 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 
 use super::dataset::Dataset;
-use super::libsvm::Rows;
 use super::params::SvrParams;
+use crate::rows::libsvm::Rows;
 
 /// Arguments of `niwatori diagnose`.
 #[derive(Args, Debug, Clone)]

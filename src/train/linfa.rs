@@ -9,7 +9,8 @@
 //! ```
 //! use linfa::prelude::*;
 //! use ndarray::array;
-//! use niwatori::train::{dataset::Dataset, libsvm::{parse_block, Rows}, SvrParams};
+//! use niwatori::rows::libsvm::{parse_block, Rows};
+//! use niwatori::train::{dataset::Dataset, SvrParams};
 //! let mut rows = Rows::default();
 //! parse_block(b"0 1:1\n0 2:1\n", &mut rows).unwrap();
 //! let x = Dataset::from_rows(rows, 0, -1.0).unwrap();

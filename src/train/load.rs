@@ -15,8 +15,8 @@ use rayon::prelude::*;
 use thiserror::Error;
 
 use super::dataset::{ColumnMap, Dataset, DatasetError};
-use super::libsvm::{BlockReader, LibsvmError, Rows, parse_block};
 use super::progress::Progress;
+use crate::rows::libsvm::{BlockReader, LibsvmError, Rows, parse_block};
 use crate::rows::model::FeatureScheme;
 
 /// An error loading training data.
@@ -185,7 +185,7 @@ fn load_with(
     // would briefly need twice the final size. If refused, grow as usual.
     let max_nnz = (total / 4) as usize;
     let _ = rows.indices.try_reserve_exact(max_nnz);
-    if let super::libsvm::Values::U8(v) = &mut rows.values {
+    if let crate::rows::libsvm::Values::U8(v) = &mut rows.values {
         let _ = v.try_reserve_exact(max_nnz);
     }
     let _ = rows.labels.try_reserve_exact((total / 8) as usize);
@@ -234,7 +234,7 @@ fn load_with(
         if batch.is_empty() {
             break;
         }
-        let parsed: Vec<(usize, usize, Rows, Option<super::libsvm::BlockError>)> = batch
+        let parsed: Vec<(usize, usize, Rows, Option<crate::rows::libsvm::BlockError>)> = batch
             .into_par_iter()
             .map(|(k, block)| {
                 let mut r = Rows::default();

@@ -2,7 +2,6 @@
 //! (LIBLINEAR `-s 11`) on the feature files of `niwatori extract`.
 //!
 //! ```text
-//! libsvm   strict reader, errors with file and line
 //! load     paths and directories → one Dataset, scheme from extract.json
 //! dataset  compact CSR (sprs, u32 indices, u8 values), parallel X·v, Xᵀ·u
 //! objective  what a second-order solver needs from a loss
@@ -21,7 +20,6 @@ pub mod bench;
 pub mod cli;
 pub mod dataset;
 pub mod diagnose;
-pub mod libsvm;
 pub mod linfa;
 pub mod load;
 pub mod newton;

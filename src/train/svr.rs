@@ -6,7 +6,8 @@
 //! Hessian-vector product is one pass over the active rows.
 //!
 //! ```
-//! use niwatori::train::{dataset::Dataset, libsvm::{parse_block, Rows}, svr::SvrLoss};
+//! use niwatori::rows::libsvm::{parse_block, Rows};
+//! use niwatori::train::{dataset::Dataset, svr::SvrLoss};
 //! use niwatori::train::objective::Objective;
 //! let mut rows = Rows::default();
 //! parse_block(b"1 1:1\n", &mut rows).unwrap();
