@@ -21,6 +21,7 @@
 //! bench     fixed-depth search over fixed positions; node count = signature
 //! perft     count legal move sequences (move generator check)
 //! atomic    files written whole or not at all
+//! random    seeded hashing (FNV-1a, SplitMix64) and the move-choosing generator
 //! ```
 //!
 //! The board, legal moves, SFEN and mate-in-1 come from [`rsshogi`].
@@ -35,6 +36,7 @@ pub mod opening;
 pub mod perft;
 pub mod play;
 pub mod plot;
+pub mod random;
 pub mod records;
 pub mod report;
 pub mod rows;

@@ -7,38 +7,8 @@ use rsshogi::board::{Legal, Move32List, Position, generate_moves_move32};
 use rsshogi::types::{Color, Move32, PieceType};
 
 use crate::eval::{Evaluator, Material};
+use crate::random::Rng;
 use crate::search::SiblingScorer;
-
-/// A small, seedable generator (splitmix64): enough for picking moves.
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    /// Seeded from the clock and the process id.
-    pub fn from_entropy() -> Self {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
-        Self(nanos ^ (u64::from(std::process::id()) << 32))
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n > 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-}
 
 /// The pawn in front of the bishop (8g for Black, 2c for White): pushing it
 /// opens the bishop diagonal to an exchange that random play handles badly.

@@ -12,7 +12,8 @@ use rsshogi::board::{Position, STARTPOS_SFEN, position_from_sfen};
 use rsshogi::types::{EnteringKingRule, Move32};
 
 use crate::eval::{AntiInaniwa, Evaluator, Learned, Material, MaterialHand, Noisy, inaniwa};
-use crate::opening::{Rng, random_move};
+use crate::opening::random_move;
+use crate::random::Rng;
 use crate::search::mate::{self, MateAnswer};
 use crate::search::{Control, Info, Limits, SearchMemory, SearchOptions, score, think_with};
 use crate::tt::TranspositionTable;

@@ -4,19 +4,13 @@
 use rsshogi::board::Position;
 
 use super::Evaluator;
+use crate::random::mix;
 
 /// An evaluation plus a deterministic offset in `[-amplitude, amplitude]`.
 pub struct Noisy<E> {
     pub inner: E,
     pub amplitude: i32,
     pub seed: u64,
-}
-
-fn mix(mut x: u64) -> u64 {
-    // splitmix64 finaliser
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
 }
 
 impl<E: Evaluator> Evaluator for Noisy<E> {

@@ -384,7 +384,7 @@ where
                     Ok(r) => r,
                     Err(e) => return Ok(Err(e)),
                 };
-                output::write_atomic(svm, buf).map_err(io_err(svm))?;
+                crate::atomic::write_atomic(svm, &buf[..]).map_err(io_err(svm))?;
                 let gm = GameMeta {
                     scheme: scheme.clone(),
                     source: game.source.display().to_string(),
@@ -446,5 +446,5 @@ fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), Extract
         source: std::io::Error::other(e),
     })?;
     text.push(b'\n');
-    output::write_atomic(path, &text).map_err(io_err(path))
+    crate::atomic::write_atomic(path, &text).map_err(io_err(path))
 }

@@ -49,14 +49,6 @@ pub struct GameMeta {
     pub positions: Vec<PositionRows>,
 }
 
-/// Writes `bytes` to `path` atomically: `path.tmp`, then rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    crate::atomic::write_atomic(path, bytes)
-}
-
 /// The sidecar path of a `.svm` file.
 pub fn sidecar_path(svm: &Path) -> PathBuf {
     let mut s = svm.as_os_str().to_owned();

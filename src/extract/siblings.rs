@@ -8,6 +8,7 @@ use rsshogi::types::Move32;
 
 use crate::eval::Evaluator;
 use crate::features::for_each_feature;
+use crate::random::{FNV_OFFSET, fnv1a};
 use crate::records::Game;
 use crate::rows::{FeaturesAt, LABEL_SCALE, libsvm};
 
@@ -200,15 +201,6 @@ impl PositionSample {
             (h >> 11) < self.threshold
         }
     }
-}
-
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-
-fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
-    for &b in bytes {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    h
 }
 
 /// Expands every position of `game` into sibling rows appended to `out`

@@ -179,11 +179,8 @@ pub fn check_settings(dir: &Path, asked: &LearnSettings) -> Result<()> {
                     p.display()
                 );
             }
-            crate::extract::output::write_atomic(
-                &path,
-                serde_json::to_string_pretty(asked)?.as_bytes(),
-            )
-            .with_context(|| format!("writing {}", path.display()))
+            crate::atomic::write_atomic(&path, serde_json::to_string_pretty(asked)?.as_bytes())
+                .with_context(|| format!("writing {}", path.display()))
         }
         Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
     }
@@ -205,7 +202,7 @@ fn copy_model(from: &Path, to: &Path) -> Result<()> {
         ),
     ] {
         let bytes = std::fs::read(&a).with_context(|| format!("reading {}", a.display()))?;
-        crate::extract::output::write_atomic(&b, &bytes)
+        crate::atomic::write_atomic(&b, &bytes)
             .with_context(|| format!("writing {}", b.display()))?;
     }
     Ok(())
@@ -344,7 +341,7 @@ pub fn run(args: LearnArgs) -> Result<()> {
             .fold(f64::MIN, f64::max);
         let improved = record.heldout_top1 > best_before;
         history.push(record);
-        crate::extract::output::write_atomic(
+        crate::atomic::write_atomic(
             &history_path,
             serde_json::to_string_pretty(&history)?.as_bytes(),
         )?;

@@ -148,7 +148,7 @@ pub fn run_match_cli(args: MatchArgs) -> Result<()> {
     print!("{}", summary.report());
     if let Some(path) = args.json {
         let text = serde_json::to_string_pretty(&summary).expect("summary serializes");
-        super::csa_record::write_atomic(&path, &(text + "\n"))
+        crate::atomic::write_atomic(&path, &(text + "\n"))
             .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())

@@ -22,10 +22,11 @@ use rsshogi::board::Position;
 use thiserror::Error;
 
 use super::clock::{Clock, Limit, TimeControl};
-use super::csa_record::{to_csa, write_atomic};
+use super::csa_record::to_csa;
 use super::game::{EndReason, GameRecord, Opening, PlayedMove, legal_move, side_index};
 use super::spec::EngineSpec;
 use super::usi_engine::{BestMove, UsiEngine, UsiError};
+use crate::atomic::write_atomic;
 
 /// Errors of a CSA session.
 #[derive(Debug, Error)]

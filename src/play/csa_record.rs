@@ -7,8 +7,6 @@
 //! right result: e.g. a crash or a perpetual check is `%+ILLEGAL_ACTION` /
 //! `%-ILLEGAL_ACTION` naming the side at fault, with the reason as a comment.
 
-use std::path::Path;
-
 use rsshogi::board::{Position, STARTPOS_SFEN};
 use rsshogi::records::formats::csa::board_to_csa;
 
@@ -178,11 +176,6 @@ pub fn to_csa(rec: &GameRecord) -> Result<String, GameError> {
     let mut text = lines.join("\n");
     text.push('\n');
     Ok(text)
-}
-
-/// Writes `text` to `path` atomically (`path.tmp`, then rename).
-pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
-    crate::atomic::write_atomic(path, text.as_bytes())
 }
 
 #[cfg(test)]

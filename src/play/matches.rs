@@ -17,12 +17,13 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::clock::Limit;
-use super::csa_record::{to_csa, write_atomic};
+use super::csa_record::to_csa;
 use super::elo::{Elo, Sprt};
 use super::game::{EndReason, GameConfig, GameRecord, Opening, play_game};
 use super::openings::{openings_from_dir, openings_from_file, random_opening};
 use super::spec::EngineSpec;
 use super::usi_engine::UsiEngine;
+use crate::atomic::write_atomic;
 
 /// Where openings come from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

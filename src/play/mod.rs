@@ -25,7 +25,6 @@ pub mod elo;
 pub mod game;
 pub mod matches;
 pub mod openings;
-pub mod rng;
 pub mod spec;
 pub mod usi_engine;
 

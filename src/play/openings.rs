@@ -22,7 +22,7 @@ use rsshogi::board::{Move32List, STARTPOS_SFEN, generate_legal_all_move32};
 use thiserror::Error;
 
 use super::game::{Opening, side_index};
-use super::rng::Rng;
+use crate::random::Rng;
 
 /// Errors while collecting openings.
 #[derive(Debug, Error)]

@@ -215,11 +215,8 @@ pub fn run(args: ReportArgs) -> Result<()> {
         plot_report(path, &report)?;
     }
     if let Some(path) = &args.json {
-        crate::extract::output::write_atomic(
-            path,
-            serde_json::to_string_pretty(&report)?.as_bytes(),
-        )
-        .with_context(|| format!("writing {}", path.display()))?;
+        crate::atomic::write_atomic(path, serde_json::to_string_pretty(&report)?.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }

@@ -4,20 +4,7 @@
 
 use std::path::Path;
 
-fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
-
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
+use crate::random::{FNV_OFFSET, fnv1a, mix};
 
 /// Whether the record at `relative` (path below the kifu folder) is held out.
 ///
@@ -30,6 +17,6 @@ fn mix(mut z: u64) -> u64 {
 /// ```
 pub fn is_held_out(relative: &Path, fraction: f64, seed: u64) -> bool {
     let key = relative.to_string_lossy().replace('\\', "/");
-    let u = (mix(fnv1a(key.as_bytes()) ^ mix(seed)) >> 11) as f64 / (1u64 << 53) as f64;
+    let u = (mix(fnv1a(FNV_OFFSET, key.as_bytes()) ^ mix(seed)) >> 11) as f64 / (1u64 << 53) as f64;
     u < fraction
 }
