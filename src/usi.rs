@@ -11,7 +11,7 @@ use std::thread::JoinHandle;
 use rsshogi::board::{Position, STARTPOS_SFEN, position_from_sfen};
 use rsshogi::types::{EnteringKingRule, Move32};
 
-use crate::eval::{AntiInaniwa, Evaluator, Learned, Material, MaterialHand, Noisy, inaniwa};
+use crate::eval::{AntiInaniwa, EvalSpec, Evaluator, Learned, Material, Noisy, inaniwa};
 use crate::opening::random_move;
 use crate::random::Rng;
 use crate::search::mate::{self, MateAnswer};
@@ -58,7 +58,7 @@ impl Default for Options {
 }
 
 /// The evaluations `Eval` accepts.
-pub const EVALS: &[&str] = &["material", "material-hand", "learned"];
+pub const EVALS: &[&str] = crate::eval::EVAL_NAMES;
 
 impl Options {
     fn usi_lines() -> Vec<String> {
@@ -146,26 +146,16 @@ pub fn base_evaluator(
     options: &Options,
     loaded: &mut Option<(String, Arc<Learned>)>,
 ) -> Result<Arc<dyn Evaluator>, String> {
-    let base: Arc<dyn Evaluator> = match options.eval.as_str() {
-        "material" => Arc::new(Material),
-        "material-hand" => Arc::new(MaterialHand),
-        "learned" => {
-            if options.eval_file.is_empty() {
-                return Err("Eval learned needs EvalFile (a model file)".into());
+    let base: Arc<dyn Evaluator> = match EvalSpec::from_usi(&options.eval, &options.eval_file)? {
+        EvalSpec::Learned(path) => match loaded {
+            Some((loaded_path, model)) if *loaded_path == options.eval_file => model.clone(),
+            _ => {
+                let model = Arc::new(Learned::load(&path).map_err(|e| e.to_string())?);
+                *loaded = Some((options.eval_file.clone(), model.clone()));
+                model
             }
-            match loaded {
-                Some((path, model)) if *path == options.eval_file => model.clone(),
-                _ => {
-                    let model = Arc::new(
-                        Learned::load(std::path::Path::new(&options.eval_file))
-                            .map_err(|e| e.to_string())?,
-                    );
-                    *loaded = Some((options.eval_file.clone(), model.clone()));
-                    model
-                }
-            }
-        }
-        other => return Err(format!("unknown evaluation {other:?}")),
+        },
+        spec => spec.load().map_err(|e| e.to_string())?,
     };
     Ok(if options.eval_noise > 0 {
         Arc::new(Noisy {

@@ -109,20 +109,84 @@ pub trait Evaluator: Send + Sync {
     }
 }
 
-/// The evaluation a command-line spec names: `material`, `material-hand`
-/// or `learned:MODEL`.
-pub fn from_spec(spec: &str) -> Result<std::sync::Arc<dyn Evaluator>, LearnedError> {
-    use std::sync::Arc;
-    Ok(match spec {
-        "material" => Arc::new(Material),
-        "material-hand" => Arc::new(MaterialHand),
-        _ => match spec.strip_prefix("learned:") {
-            Some(path) => Arc::new(Learned::load(std::path::Path::new(path))?),
-            None => {
-                return Err(LearnedError::Spec(format!(
+/// The name of an evaluation, parsed once for the command line, the USI
+/// options and match specs: `material`, `material-hand` or
+/// `learned:MODEL`.
+///
+/// ```
+/// use niwatori::eval::EvalSpec;
+/// let spec: EvalSpec = "learned:models/best.model".parse().unwrap();
+/// assert_eq!(spec, EvalSpec::Learned("models/best.model".into()));
+/// assert_eq!(spec.usi_options(), [("Eval", "learned".to_string()), ("EvalFile", "models/best.model".to_string())]);
+/// assert_eq!(EvalSpec::from_usi("learned", "m.model"), Ok(EvalSpec::Learned("m.model".into())));
+/// assert!("learned:".parse::<EvalSpec>().is_err());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EvalSpec {
+    Material,
+    MaterialHand,
+    /// A model file (`learned:MODEL`).
+    Learned(std::path::PathBuf),
+}
+
+/// The values of the USI option `Eval`.
+pub const EVAL_NAMES: &[&str] = &["material", "material-hand", "learned"];
+
+impl std::str::FromStr for EvalSpec {
+    type Err = String;
+
+    fn from_str(spec: &str) -> Result<Self, String> {
+        match spec {
+            "material" => Ok(Self::Material),
+            "material-hand" => Ok(Self::MaterialHand),
+            _ => match spec.strip_prefix("learned:") {
+                Some("") => Err("learned: needs a model path".into()),
+                Some(path) => Ok(Self::Learned(path.into())),
+                None => Err(format!(
                     "unknown evaluation {spec:?} (material, material-hand, learned:MODEL)"
-                )));
+                )),
+            },
+        }
+    }
+}
+
+impl EvalSpec {
+    /// The evaluation the USI options `Eval` and `EvalFile` name.
+    pub fn from_usi(eval: &str, eval_file: &str) -> Result<Self, String> {
+        match eval {
+            "learned" if eval_file.is_empty() => {
+                Err("Eval learned needs EvalFile (a model file)".into())
             }
-        },
-    })
+            "learned" => Ok(Self::Learned(eval_file.into())),
+            "material" | "material-hand" => eval.parse(),
+            other => Err(format!("unknown evaluation {other:?}")),
+        }
+    }
+
+    /// The USI options that select this evaluation in `niwatori usi`.
+    pub fn usi_options(&self) -> Vec<(&'static str, String)> {
+        match self {
+            Self::Material => vec![("Eval", "material".into())],
+            Self::MaterialHand => vec![("Eval", "material-hand".into())],
+            Self::Learned(path) => vec![
+                ("Eval", "learned".into()),
+                ("EvalFile", path.display().to_string()),
+            ],
+        }
+    }
+
+    /// The evaluation itself (a learned one is loaded from its file).
+    pub fn load(&self) -> Result<std::sync::Arc<dyn Evaluator>, LearnedError> {
+        use std::sync::Arc;
+        Ok(match self {
+            Self::Material => Arc::new(Material),
+            Self::MaterialHand => Arc::new(MaterialHand),
+            Self::Learned(path) => Arc::new(Learned::load(path)?),
+        })
+    }
+}
+
+/// The evaluation a command-line spec names (see [`EvalSpec`]).
+pub fn from_spec(spec: &str) -> Result<std::sync::Arc<dyn Evaluator>, LearnedError> {
+    spec.parse::<EvalSpec>().map_err(LearnedError::Spec)?.load()
 }

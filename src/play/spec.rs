@@ -29,6 +29,8 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
+use crate::eval::EvalSpec;
+
 /// Errors in a SPEC string.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum SpecError {
@@ -78,42 +80,40 @@ impl EngineSpec {
             spec: spec.to_string(),
             what,
         };
-        let own = |eval: &str| -> (Program, Vec<(String, String)>) {
-            (
-                Program::Niwatori,
-                vec![("Eval".to_string(), eval.to_string())],
-            )
+        let eval = match head.parse::<EvalSpec>() {
+            Ok(eval) => Some(eval),
+            Err(e) if head.starts_with("learned:") => return Err(bad(e)),
+            Err(_) => None,
         };
-        let (program, mut options, label, mut rest) =
-            if head == "material" || head == "material-hand" {
-                let (p, o) = own(head);
-                (p, o, head.to_string(), rest)
-            } else if let Some(path) = head.strip_prefix("learned:") {
-                if path.is_empty() {
-                    return Err(bad("learned: needs a model path".into()));
-                }
-                let (p, mut o) = own("learned");
-                o.push(("EvalFile".to_string(), path.to_string()));
-                let name = std::path::Path::new(path)
-                    .file_stem()
-                    .map_or(path.to_string(), |s| s.to_string_lossy().into_owned());
-                (p, o, format!("learned:{name}"), rest)
-            } else if let Some(cmd) = head.strip_prefix("usi:") {
-                if cmd.is_empty() {
-                    return Err(bad("usi: needs a command".into()));
-                }
-                let name = std::path::Path::new(cmd)
-                    .file_name()
-                    .map_or(cmd.to_string(), |s| s.to_string_lossy().into_owned());
-                (
-                    Program::External(PathBuf::from(cmd)),
-                    Vec::new(),
-                    name,
-                    rest,
-                )
-            } else {
-                return Err(SpecError::Unknown(spec.to_string()));
+        let (program, mut options, label, mut rest) = if let Some(eval) = eval {
+            let options = eval.usi_options().into_iter();
+            let options = options.map(|(k, v)| (k.to_string(), v)).collect();
+            let label = match &eval {
+                EvalSpec::Learned(path) => format!(
+                    "learned:{}",
+                    path.file_stem().map_or(path.display().to_string(), |s| s
+                        .to_string_lossy()
+                        .into_owned())
+                ),
+                _ => head.to_string(),
             };
+            (Program::Niwatori, options, label, rest)
+        } else if let Some(cmd) = head.strip_prefix("usi:") {
+            if cmd.is_empty() {
+                return Err(bad("usi: needs a command".into()));
+            }
+            let name = std::path::Path::new(cmd)
+                .file_name()
+                .map_or(cmd.to_string(), |s| s.to_string_lossy().into_owned());
+            (
+                Program::External(PathBuf::from(cmd)),
+                Vec::new(),
+                name,
+                rest,
+            )
+        } else {
+            return Err(SpecError::Unknown(spec.to_string()));
+        };
         let mut args = Vec::new();
         let mut label = label;
         let mut fallback = None;
