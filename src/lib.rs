@@ -5,6 +5,7 @@
 //!
 //! ```text
 //! records   reading CSA / KIF game records, errors by file and line
+//! corpus    a folder of records split into training and held-out games
 //! features  the two-piece attack-relation features of a position
 //! extract   sibling expansion and labels: game records → libsvm rows
 //! rows      what passes between the stages: the rows' feature scheme, the model file
@@ -28,6 +29,7 @@
 
 pub mod atomic;
 pub mod bench;
+pub mod corpus;
 pub mod eval;
 pub mod extract;
 pub mod features;

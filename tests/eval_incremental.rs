@@ -64,7 +64,7 @@ fn real_games() -> Vec<niwatori::records::Game> {
         files.extend(entries.map(|e| e.unwrap().path()));
     }
     files.sort();
-    niwatori::report::read_all_games(&files)
+    niwatori::corpus::read_all_games(&files)
 }
 
 #[test]

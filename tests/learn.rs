@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
+use niwatori::corpus::read_all_games;
 use niwatori::eval::{Evaluator, Learned, Material};
 use niwatori::extract::{ExtractOptions, PositionSample, extract};
 use niwatori::features::{RelationEncoding, features};
-use niwatori::report::{PHASES, SiblingValue, agreement, agreement_on_sample, read_all_games};
+use niwatori::report::{PHASES, SiblingValue, agreement, agreement_on_sample};
 use niwatori::train::{SvrParams, train_files};
 
 fn sample_files() -> Vec<PathBuf> {

@@ -15,10 +15,10 @@ use anyhow::{Context, Result};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use crate::corpus::{read_all_games, split_files};
 use crate::eval::{Evaluator, Learned, Material};
 use crate::extract::{ExtractOptions, extract};
-use crate::report::cli::{build_report, split_files};
-use crate::report::{SiblingValue, read_all_games};
+use crate::report::{Report, SiblingValue};
 use crate::rows::FeaturesAt;
 use crate::train::{SvrParams, TrainOptions, train_files_with};
 
@@ -92,7 +92,7 @@ pub struct IterationRecord {
     pub r2: Option<f64>,
     pub objective: f64,
     pub seconds: f64,
-    pub report: serde_json::Value,
+    pub report: Report,
 }
 
 /// What makes a run's models and rows what they are: a resumed run must
@@ -310,19 +310,18 @@ pub fn run(args: LearnArgs) -> Result<()> {
         let model = Arc::new(Learned::load(&model_path)?);
         let rows = (!held_files.is_empty()).then_some(held_dir.as_path());
         let siblings = SiblingValue::for_model(&model);
-        let report = build_report(&train_games, &held_games, &model, 1, siblings, 1.0, rows)?;
-        let top = |key: &str, field: &str| report[key][field].as_f64();
+        let report = Report::build(&train_games, &held_games, &model, 1, siblings, 1.0, rows)?;
         let record = IterationRecord {
             iteration: k,
             model: model_path.clone(),
             labelled_by,
             train_rows: trained.rows,
-            heldout_top1: top("learned", "top1").unwrap_or(0.0),
-            heldout_top3: top("learned", "top3"),
-            train_top1: top("learned_on_training_games", "top1").unwrap_or(0.0),
-            material_top1: top("material", "top1").unwrap_or(0.0),
-            rmse_cp: report.get("regression").and_then(|r| r["rmse_cp"].as_f64()),
-            r2: report.get("regression").and_then(|r| r["r2"].as_f64()),
+            heldout_top1: report.learned.top1,
+            heldout_top3: report.learned.top3,
+            train_top1: report.learned_on_training_games.top1,
+            material_top1: report.material.top1,
+            rmse_cp: report.regression.as_ref().map(|r| r.rmse_cp),
+            r2: report.regression.as_ref().map(|r| r.r2),
             objective: trained.objective,
             seconds: start.elapsed().as_secs_f64(),
             report,
@@ -385,7 +384,7 @@ fn draw_curve(out: &Path, history: &[IterationRecord]) -> Result<()> {
         .collect();
     crate::plot::learning_curve(&out.join("learning-curve.png"), &points)?;
     if let Some(last) = history.last() {
-        crate::report::cli::plot_report(&out.join("agreement.png"), &last.report)?;
+        last.report.plot(&out.join("agreement.png"))?;
     }
     Ok(())
 }

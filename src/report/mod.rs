@@ -20,16 +20,18 @@
 //! ```
 
 pub mod cli;
-pub mod split;
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::Context;
 
 use rayon::prelude::*;
 use rsshogi::board::{Move32List, generate_legal_all_move32};
 use serde::{Deserialize, Serialize};
 
-use crate::eval::Evaluator;
+use crate::eval::{Evaluator, Learned, Material};
 use crate::extract::PositionSample;
 use crate::records::Game;
 use crate::search::{Control, Limits, SiblingSearch, think};
@@ -137,7 +139,8 @@ pub struct AgreementSummary {
 }
 
 /// How depth 1 values a sibling.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum SiblingValue {
     /// Its static evaluation (what a model trained on sibling rows predicts).
     #[default]
@@ -309,31 +312,170 @@ fn fit_quality(pred: &[f64], y: &[f64]) -> (f64, f64) {
     )
 }
 
-/// Reads every game of the record files (problems are reported by the
-/// caller's reader; unusable files are skipped with a message); a game that
-/// repeats an earlier one is kept once.
-pub fn read_all_games(files: &[impl AsRef<Path>]) -> Vec<Game> {
-    let mut games = Vec::new();
-    let mut seen = crate::records::Duplicates::default();
-    for file in files {
-        match crate::records::read_games(file.as_ref()) {
-            Ok(fg) => {
-                for p in &fg.problems {
-                    eprintln!("{p}");
-                }
-                for g in fg.games {
-                    match seen.first_seen(&g) {
-                        Some(first) => eprintln!(
-                            "{} game {} repeats {first}: counted once",
-                            g.source.display(),
-                            g.index + 1
-                        ),
-                        None => games.push(g),
-                    }
-                }
+/// How many games a [`Report`] counts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReportGames {
+    pub held_out: usize,
+    pub train: usize,
+    /// Training games the model's figure on training games comes from.
+    pub train_sampled: usize,
+}
+
+/// The next-move agreement report: material and the model on the
+/// evaluation games (the held-out ones, or the training games when nothing
+/// is held out), the model on the training games, and its fit of held-out
+/// rows. Written as JSON, printed and plotted from this one type.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub depth: u32,
+    pub evaluated_on: String,
+    pub games: ReportGames,
+    pub learned: AgreementSummary,
+    pub learned_on_training_games: AgreementSummary,
+    pub material: AgreementSummary,
+    /// Fraction of each game's positions measured.
+    pub positions_sampled: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regression: Option<Regression>,
+    pub siblings: SiblingValue,
+}
+
+impl Report {
+    /// Measures `model` and material on `held` (or on `train` when nothing
+    /// is held out) and `model` on `train`, and, given the held-out rows
+    /// `rows`, the model's fit of them.
+    pub fn build(
+        train: &[Game],
+        held: &[Game],
+        model: &Arc<Learned>,
+        depth: u32,
+        siblings: SiblingValue,
+        sample: f64,
+        rows: Option<&Path>,
+    ) -> anyhow::Result<Report> {
+        let eval_games = if held.is_empty() { train } else { held };
+        let with_top3 = depth == 1;
+        let run = |eval: &dyn Evaluator, games: &[Game]| -> AgreementSummary {
+            agreement_on_sample(games, eval, depth, siblings, sample).summary(with_top3)
+        };
+        // Valuing siblings by search costs a search per sibling: the
+        // training games' figure then comes from an even sample as large as
+        // the held-out set, not from all of them.
+        let train_sample: Vec<Game> = match siblings {
+            SiblingValue::Search if !held.is_empty() => {
+                let step = train.len() / held.len();
+                train.iter().step_by(step.max(1)).cloned().collect()
             }
-            Err(e) => eprintln!("{e}"),
+            _ => train.to_vec(),
+        };
+        let regression = match rows {
+            Some(dir) => {
+                let loaded = crate::train::load::load(&[dir.to_path_buf()], -1.0, false)
+                    .with_context(|| format!("loading held-out rows from {}", dir.display()))?;
+                Some(regression(
+                    &loaded.data,
+                    &model.weights_f64(),
+                    model.label_scale(),
+                ))
+            }
+            None => None,
+        };
+        Ok(Report {
+            depth,
+            evaluated_on: if held.is_empty() {
+                "training games (nothing held out)"
+            } else {
+                "held-out games"
+            }
+            .into(),
+            games: ReportGames {
+                held_out: held.len(),
+                train: train.len(),
+                train_sampled: train_sample.len(),
+            },
+            material: run(&Material, eval_games),
+            learned: run(model.as_ref(), eval_games),
+            learned_on_training_games: run(model.as_ref(), &train_sample),
+            positions_sampled: sample,
+            regression,
+            siblings,
+        })
+    }
+
+    /// Prints the agreement table.
+    pub fn print(&self) {
+        let pct = |v: Option<f64>| v.map_or("   -  ".into(), |x| format!("{:5.1}%", 100.0 * x));
+        let siblings = if self.depth == 1 {
+            format!(" (siblings valued: {})", self.siblings.as_str())
+        } else {
+            String::new()
+        };
+        let sampled = if self.positions_sampled < 1.0 {
+            format!(
+                ", a {:.0}% sample of positions",
+                100.0 * self.positions_sampled
+            )
+        } else {
+            String::new()
+        };
+        println!(
+            "next-move agreement at depth {}{siblings} on {}{sampled} ({} training games, {} held out)",
+            self.depth, self.evaluated_on, self.games.train, self.games.held_out
+        );
+        println!(
+            "{:<28} {:>9} {:>7} {:>7}   by phase (top-1)",
+            "evaluation", "positions", "top-1", "top-3"
+        );
+        for (key, e) in self.evaluations() {
+            let phases: Vec<String> = PHASES
+                .iter()
+                .map(|(p, _, _)| format!("{p} {}", pct(e.by_phase.get(*p).map(|s| s.top1))))
+                .collect();
+            println!(
+                "{:<28} {:>9} {:>7} {:>7}   {}",
+                key,
+                e.positions,
+                pct(Some(e.top1)),
+                pct(e.top3),
+                phases.join("  ")
+            );
+        }
+        if let Some(r) = &self.regression {
+            println!(
+                "held-out rows: {}  RMSE {:.1} cp  R² {:.3}  (least-squares fit of the same rows: RMSE {:.1} cp)",
+                r.rows, r.rmse_cp, r.r2, r.least_squares_rmse_cp
+            );
         }
     }
-    games
+
+    /// Draws top-1 agreement by phase (and overall) of material and the
+    /// model.
+    pub fn plot(&self, path: &Path) -> anyhow::Result<()> {
+        let series: Vec<crate::plot::PhaseSeries> = self.evaluations()[..2]
+            .iter()
+            .map(|(key, e)| crate::plot::PhaseSeries {
+                name: key.to_string(),
+                values: PHASES
+                    .iter()
+                    .map(|(p, _, _)| {
+                        let top1 = e.by_phase.get(*p).map_or(0.0, |s| s.top1);
+                        (p.to_string(), top1)
+                    })
+                    .chain(std::iter::once(("all".to_string(), e.top1)))
+                    .collect(),
+            })
+            .collect();
+        let title = format!("next-move agreement, depth {}", self.depth);
+        crate::plot::agreement_by_phase(path, &title, &series)?;
+        Ok(())
+    }
+
+    /// The evaluations measured, by their names in the report.
+    fn evaluations(&self) -> [(&'static str, &AgreementSummary); 3] {
+        [
+            ("material", &self.material),
+            ("learned", &self.learned),
+            ("learned_on_training_games", &self.learned_on_training_games),
+        ]
+    }
 }

@@ -1,0 +1,81 @@
+//! A collection of game records and its split into training and held-out
+//! games, shared by `learn` and `report`: whole record files are held out,
+//! chosen by a seeded hash of their path relative to the folder given, so a
+//! file is always on the same side for the same seed, on any machine.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::records::{Game, find_record_files};
+
+use crate::random::{FNV_OFFSET, fnv1a, mix};
+
+/// Whether the record at `relative` (path below the kifu folder) is held out.
+///
+/// ```
+/// use niwatori::corpus::is_held_out;
+/// let p = std::path::Path::new("wcsc28/game1.csa");
+/// assert_eq!(is_held_out(p, 0.1, 7), is_held_out(p, 0.1, 7));
+/// assert!(!is_held_out(p, 0.0, 7));
+/// assert!(is_held_out(p, 1.0, 7));
+/// ```
+pub fn is_held_out(relative: &Path, fraction: f64, seed: u64) -> bool {
+    let key = relative.to_string_lossy().replace('\\', "/");
+    let u = (mix(fnv1a(FNV_OFFSET, key.as_bytes()) ^ mix(seed)) >> 11) as f64 / (1u64 << 53) as f64;
+    u < fraction
+}
+
+/// Record files under `kifu` split into (training, held-out).
+pub fn split_files(kifu: &Path, holdout: f64, seed: u64) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+    anyhow::ensure!(
+        (0.0..=1.0).contains(&holdout),
+        "--holdout {holdout} is not in 0..=1"
+    );
+    let files = find_record_files(&[kifu.to_path_buf()])
+        .with_context(|| format!("listing records in {}", kifu.display()))?;
+    anyhow::ensure!(
+        !files.is_empty(),
+        "{}: no record files (.csa, .kif, .kifu)",
+        kifu.display()
+    );
+    Ok(files.into_iter().partition(|f| {
+        let rel = f.strip_prefix(kifu).unwrap_or(f);
+        !is_held_out(rel, holdout, seed)
+    }))
+}
+
+/// Record games split into (training, held-out).
+pub fn split_games(kifu: &Path, holdout: f64, seed: u64) -> Result<(Vec<Game>, Vec<Game>)> {
+    let (train, held) = split_files(kifu, holdout, seed)?;
+    Ok((read_all_games(&train), read_all_games(&held)))
+}
+
+/// Reads every game of the record files (problems are reported by the
+/// caller's reader; unusable files are skipped with a message); a game that
+/// repeats an earlier one is kept once.
+pub fn read_all_games(files: &[impl AsRef<Path>]) -> Vec<Game> {
+    let mut games = Vec::new();
+    let mut seen = crate::records::Duplicates::default();
+    for file in files {
+        match crate::records::read_games(file.as_ref()) {
+            Ok(fg) => {
+                for p in &fg.problems {
+                    eprintln!("{p}");
+                }
+                for g in fg.games {
+                    match seen.first_seen(&g) {
+                        Some(first) => eprintln!(
+                            "{} game {} repeats {first}: counted once",
+                            g.source.display(),
+                            g.index + 1
+                        ),
+                        None => games.push(g),
+                    }
+                }
+            }
+            Err(e) => eprintln!("{e}"),
+        }
+    }
+    games
+}
