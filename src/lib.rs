@@ -22,6 +22,7 @@
 //! bench     fixed-depth search over fixed positions; node count = signature
 //! perft     count legal move sequences (move generator check)
 //! atomic    files written whole or not at all
+//! progress  a long job's progress bar, or a line every ten seconds in logs
 //! random    seeded hashing (FNV-1a, SplitMix64) and the move-choosing generator
 //! ```
 //!
@@ -38,6 +39,7 @@ pub mod opening;
 pub mod perft;
 pub mod play;
 pub mod plot;
+pub mod progress;
 pub mod random;
 pub mod records;
 pub mod report;

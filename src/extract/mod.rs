@@ -16,7 +16,6 @@
 mod bench;
 mod cli;
 pub mod output;
-mod progress;
 mod siblings;
 
 pub use bench::{BenchReport, bench};
@@ -35,6 +34,7 @@ use rayon::prelude::*;
 
 use crate::eval::Evaluator;
 use crate::features::{RelationEncoding, SCHEME, SCHEME_VERSION};
+use crate::progress::{Progress, Unit};
 use crate::records::{self, Game, Problem, ProblemKind, RecordsError};
 use crate::rows::{FeaturesAt, LABEL_SCALE, Scheme};
 use crate::search::SiblingScorer;
@@ -373,7 +373,13 @@ where
         summary.games_resumed = before - jobs.len();
     }
 
-    let progress = progress::Progress::start(jobs.len() as u64, options.progress);
+    let progress = Progress::start(
+        "extract",
+        jobs.len() as u64,
+        Unit::Items("games"),
+        Some("rows"),
+        options.progress,
+    );
     let results: Vec<Result<Result<GameMeta, ExpandError>, ExtractError>> = jobs
         .par_iter()
         .map_init(
@@ -397,7 +403,7 @@ where
                 };
                 let side = output::sidecar_path(svm);
                 write_json(&side, &gm)?;
-                progress.game_done(gm.rows as u64, start);
+                progress.inc(1, gm.rows as u64);
                 Ok(Ok(gm))
             },
         )

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use thiserror::Error;
 
 use super::dataset::{ColumnMap, Dataset, DatasetError};
-use super::progress::Progress;
+use crate::progress::{Progress, Unit};
 use crate::rows::libsvm::{BlockReader, LibsvmError, Rows, parse_block};
 use crate::rows::model::FeatureScheme;
 
@@ -178,7 +178,7 @@ fn load_with(
         .iter()
         .map(|f| fs::metadata(f).map(|m| m.len()).unwrap_or(0))
         .sum();
-    let mut bar = Progress::new(progress, "loading", total, true);
+    let bar = Progress::start("loading", total, Unit::Bytes, None, progress);
     let mut rows = Rows::default();
     // Reserve address space for the most non-zeros the text can hold ("1:1 "
     // is 4 bytes): untouched pages cost no memory, and growing by doubling
@@ -243,7 +243,7 @@ fn load_with(
             })
             .collect();
         for (k, len, r, e) in parsed {
-            bar.inc(len as u64);
+            bar.inc(len as u64, 0);
             if bad[k] {
                 continue;
             }

@@ -25,7 +25,6 @@ pub mod load;
 pub mod newton;
 pub mod objective;
 pub mod params;
-pub mod progress;
 pub mod svr;
 pub mod synth;
 
