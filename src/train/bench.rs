@@ -16,7 +16,7 @@ use clap::Args;
 use linfa::ParamGuard;
 
 use super::objective::Objective;
-use super::params::SvrParams;
+use super::params::SolverArgs;
 use super::svr::SvrLoss;
 use crate::rows::model::LinearModel;
 
@@ -37,12 +37,8 @@ pub struct BenchArgs {
     /// Runs of each program (medians are reported).
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
-    #[arg(short = 'c', default_value_t = 1.0)]
-    pub c: f64,
-    #[arg(short = 'p', default_value_t = 0.1)]
-    pub p: f64,
-    #[arg(short = 'e', default_value_t = 1e-4)]
-    pub e: f64,
+    #[command(flatten)]
+    pub solver: SolverArgs,
     /// Directory for the synthetic file and the models.
     #[arg(long, default_value = "target/train-bench")]
     pub workdir: PathBuf,
@@ -103,11 +99,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         (None, Some(rows)) => synthesize(&args, rows)?,
         _ => bail!("give either FILE or --synthetic ROWS"),
     };
-    let params = SvrParams::default()
-        .c(args.c)
-        .p(args.p)
-        .eps(args.e)
-        .check()?;
+    let params = args.solver.params().check()?;
     std::fs::create_dir_all(&args.workdir)?;
     let ours_model = args.workdir.join("ours.model");
     let theirs_model = args.workdir.join("liblinear.model");
@@ -123,11 +115,11 @@ pub fn run(args: BenchArgs) -> Result<()> {
                     "11",
                     "-q",
                     "-c",
-                    &args.c.to_string(),
+                    &args.solver.c.to_string(),
                     "-p",
-                    &args.p.to_string(),
+                    &args.solver.p.to_string(),
                 ])
-                .args(["-e", &args.e.to_string()])
+                .args(["-e", &args.solver.e.to_string()])
                 .arg(&file)
                 .arg(&theirs_model)
                 .stdout(std::process::Stdio::null()),
@@ -141,11 +133,11 @@ pub fn run(args: BenchArgs) -> Result<()> {
                     "train",
                     "-q",
                     "-c",
-                    &args.c.to_string(),
+                    &args.solver.c.to_string(),
                     "-p",
-                    &args.p.to_string(),
+                    &args.solver.p.to_string(),
                 ])
-                .args(["-e", &args.e.to_string(), "--out"])
+                .args(["-e", &args.solver.e.to_string(), "--out"])
                 .arg(&ours_model)
                 .arg(&file)
                 .stdout(std::process::Stdio::null()),

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use linfa::ParamGuard;
 
-use super::params::SvrParams;
+use super::params::SolverArgs;
 use super::{TrainOptions, train_files_with};
 
 /// Arguments of `niwatori train` (options as LIBLINEAR's `-s 11`).
@@ -19,15 +19,8 @@ pub struct TrainArgs {
     /// Model file to write (LIBLINEAR format); metadata goes to MODEL.json.
     #[arg(long)]
     pub out: PathBuf,
-    /// Cost C of the loss.
-    #[arg(short = 'c', default_value_t = 1.0)]
-    pub c: f64,
-    /// Epsilon p of the epsilon-insensitive loss.
-    #[arg(short = 'p', default_value_t = 0.1)]
-    pub p: f64,
-    /// Stop when |grad f(w)| <= e * |grad f(0)|.
-    #[arg(short = 'e', default_value_t = 1e-4)]
-    pub e: f64,
+    #[command(flatten)]
+    pub solver: SolverArgs,
     /// Bias B: add a constant feature B to every row (negative: none).
     #[arg(short = 'B', default_value_t = -1.0)]
     pub bias: f64,
@@ -48,10 +41,9 @@ pub struct TrainArgs {
 
 /// `niwatori train`.
 pub fn run(args: TrainArgs) -> Result<()> {
-    let params = SvrParams::default()
-        .c(args.c)
-        .p(args.p)
-        .eps(args.e)
+    let params = args
+        .solver
+        .params()
         .bias(args.bias)
         .max_iter(args.max_iter)
         .check()?;

@@ -120,3 +120,26 @@ impl ParamGuard for SvrParams {
         Ok(self.0)
     }
 }
+
+/// The solver's command-line options, as LIBLINEAR's `-s 11` has them and
+/// with its defaults: one declaration for `train` and `train-bench`.
+/// (`learn` keeps its own defaults, chosen on held-out games.)
+#[derive(clap::Args, Debug, Clone, Copy, PartialEq)]
+pub struct SolverArgs {
+    /// Cost C of the loss.
+    #[arg(short = 'c', default_value_t = 1.0)]
+    pub c: f64,
+    /// Epsilon p of the epsilon-insensitive loss.
+    #[arg(short = 'p', default_value_t = 0.1)]
+    pub p: f64,
+    /// Stop when |grad f(w)| <= e * |grad f(0)|.
+    #[arg(short = 'e', default_value_t = 1e-4)]
+    pub e: f64,
+}
+
+impl SolverArgs {
+    /// The (unchecked) parameters these options set.
+    pub fn params(&self) -> SvrParams {
+        SvrParams::default().c(self.c).p(self.p).eps(self.e)
+    }
+}
