@@ -134,6 +134,18 @@ pub fn format_g17(x: f64) -> String {
 }
 
 /// Write `bytes` to `path` atomically (via `path.tmp` and a rename).
+/// Reads a JSON file (a sidecar, a checkpoint's state) as `T`.
+pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ModelError> {
+    let json = fs::read_to_string(path).map_err(|source| ModelError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_str(&json).map_err(|source| ModelError::Json {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ModelError> {
     crate::atomic::write_atomic(path, bytes).map_err(|source| ModelError::Io {
         path: path.to_path_buf(),
@@ -237,15 +249,7 @@ impl LinearModel {
         let mut model = Self::parse(path, &text)?;
         let side = sidecar_path(path);
         if side.exists() {
-            let json = fs::read_to_string(&side).map_err(|source| ModelError::Io {
-                path: side.clone(),
-                source,
-            })?;
-            let meta: ModelMetadata =
-                serde_json::from_str(&json).map_err(|source| ModelError::Json {
-                    path: side.clone(),
-                    source,
-                })?;
+            let meta: ModelMetadata = read_json(&side)?;
             if meta.nr_feature != model.nr_feature {
                 return Err(ModelError::Mismatch {
                     path: side,

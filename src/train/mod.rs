@@ -34,7 +34,9 @@ use std::time::Instant;
 
 use thiserror::Error;
 
-use crate::rows::model::{DataSummary, LinearModel, ModelError, ModelMetadata, write_atomic};
+use crate::rows::model::{
+    DataSummary, LinearModel, ModelError, ModelMetadata, read_json, write_atomic,
+};
 use dataset::Dataset;
 use newton::{IterInfo, NewtonParams, Solution, Stop};
 pub use params::{SvrParams, SvrValidParams};
@@ -221,15 +223,7 @@ pub fn train_files_with(
     let mut first_iter = 1;
     if opts.checkpoint && ckpt.exists() {
         let model = LinearModel::load(&ckpt)?;
-        let text = fs::read_to_string(&ckpt_json).map_err(|source| ModelError::Io {
-            path: ckpt_json.clone(),
-            source,
-        })?;
-        let saved: CheckpointInfo =
-            serde_json::from_str(&text).map_err(|source| ModelError::Json {
-                path: ckpt_json.clone(),
-                source,
-            })?;
+        let saved: CheckpointInfo = read_json(&ckpt_json)?;
         let want = info(saved.iteration);
         if saved != want || model.raw_weights().len() != full_dim {
             return Err(TrainError::Checkpoint {
