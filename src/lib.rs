@@ -19,7 +19,7 @@
 //! opening   random opening moves
 //! usi       the USI protocol front-end
 //! play      games and matches between engines, Elo, the CSA network client
-//! bench     fixed-depth search over fixed positions; node count = signature
+//! bench     the benches: search (node count = signature), extract, train
 //! perft     count legal move sequences (move generator check)
 //! atomic    files written whole or not at all
 //! progress  a long job's progress bar, or a line every ten seconds in logs

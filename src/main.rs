@@ -21,31 +21,9 @@ enum Command {
     Report(niwatori::report::cli::ReportArgs),
     /// Speak USI on stdin/stdout (the default).
     Usi,
-    /// Search fixed positions to a fixed depth; print nodes, time and nodes/second.
-    Bench {
-        /// Search depth.
-        #[arg(long, default_value_t = niwatori::bench::DEFAULT_DEPTH)]
-        depth: u32,
-        /// Search each position this long instead (ms); reports the depth reached.
-        #[arg(long)]
-        movetime: Option<u64>,
-        /// Search threads (Lazy SMP).
-        #[arg(long, default_value_t = 1)]
-        threads: usize,
-        /// Transposition table size in MiB.
-        #[arg(long, default_value_t = 16)]
-        hash: usize,
-        /// Evaluation: material, material-hand or learned:MODEL.
-        #[arg(long, default_value = "material")]
-        eval: String,
-        /// Also bench this evaluation, alternating with --eval, and print
-        /// both with the ratios (medians of --runs runs).
-        #[arg(long)]
-        baseline: Option<String>,
-        /// Runs of each evaluation with --baseline.
-        #[arg(long, default_value_t = 3)]
-        runs: usize,
-    },
+    /// Benches: `bench` (or `bench search`) searches fixed positions to a
+    /// fixed depth and prints the node signature; `bench extract`, `bench train`.
+    Bench(niwatori::bench::BenchArgs),
     /// Count legal move sequences of DEPTH plies (move generator check).
     Perft {
         depth: u32,
@@ -63,8 +41,6 @@ enum Command {
     Train(niwatori::train::cli::TrainArgs),
     /// Compare our linear SVR with a Gaussian-kernel SVR on a small sample.
     Diagnose(niwatori::train::diagnose::DiagnoseArgs),
-    /// Time and peak memory of `train` against liblinear-train on one file.
-    TrainBench(niwatori::train::bench::BenchArgs),
 }
 
 /// The CPU features the build targets (`.cargo/config.toml`), checked
@@ -101,60 +77,10 @@ fn main() -> Result<()> {
         }
         Some(Command::Match(args)) => niwatori::play::cli::run_match_cli(args)?,
         Some(Command::Csa(args)) => niwatori::play::cli::run_csa_cli(args)?,
-        Some(Command::Bench {
-            depth,
-            movetime,
-            threads,
-            hash,
-            eval: eval_spec,
-            baseline,
-            runs,
-        }) => {
-            let eval = niwatori::eval::from_spec(&eval_spec)?;
-            let config = niwatori::bench::BenchConfig {
-                depth,
-                movetime_ms: movetime,
-                threads,
-                hash_mb: hash,
-            };
-            if let Some(baseline_spec) = baseline {
-                let baseline = niwatori::eval::from_spec(&baseline_spec)?;
-                let c = niwatori::bench::compare(eval.as_ref(), baseline.as_ref(), &config, runs);
-                println!("bench depth {depth}, {runs} runs each (median time)");
-                println!(
-                    "{:<12} {:>12} {:>10} {:>12}",
-                    "", "nodes", "time ms", "nodes/s"
-                );
-                for (name, r) in [(eval.name(), &c.eval), (baseline.name(), &c.baseline)] {
-                    println!(
-                        "{:<12} {:>12} {:>10.0} {:>12.0}",
-                        name,
-                        r.nodes,
-                        r.seconds * 1000.0,
-                        r.nps()
-                    );
-                }
-                println!(
-                    "{:<12} {:>11.2}x {:>9.2}x {:>11.2}x",
-                    "ratio",
-                    c.nodes_ratio(),
-                    c.time_ratio(),
-                    c.nps_ratio()
-                );
-                return Ok(());
-            }
-            let report = niwatori::bench::run(eval.as_ref(), &config, true);
-            println!("===========================");
-            println!("Threads         : {threads}");
-            println!("Mean depth      : {:.2}", report.mean_depth);
-            println!("Total nodes     : {}", report.nodes);
-            println!("Total time (ms) : {:.0}", report.seconds * 1000.0);
-            println!("Nodes/second    : {:.0}", report.nps());
-        }
+        Some(Command::Bench(args)) => niwatori::bench::run_cli(args)?,
         Some(Command::Extract(args)) => niwatori::extract::run(args)?,
         Some(Command::Train(args)) => niwatori::train::cli::run(args)?,
         Some(Command::Diagnose(args)) => niwatori::train::diagnose::run(args)?,
-        Some(Command::TrainBench(args)) => niwatori::train::bench::run(args)?,
         Some(Command::Learn(args)) => niwatori::learn::run(args)?,
         Some(Command::Report(args)) => niwatori::report::cli::run(args)?,
         Some(Command::Usi) | None => niwatori::usi::run(),

@@ -554,3 +554,37 @@ fn leaf_rows_describe_the_principal_variation_leaf() {
     assert!(differ * 2 > row, "{differ} of {row} rows moved to a leaf");
     assert_eq!(exact, quiet, "labels that are the leaf's material");
 }
+
+/// `bench extract` runs extraction's own code with other row sinks: each
+/// stage sees exactly the rows, non-zeros and bytes that `extract` writes.
+#[test]
+fn the_extract_bench_counts_what_extract_writes() {
+    use niwatori::bench::extract::{Stage, bench};
+    let src = fresh_dir("bench-in");
+    for n in 1..=3 {
+        short(&format!("selfplay/{n:04}.csa"), 20, &src);
+    }
+    let inputs = [src];
+    let options = ExtractOptions {
+        jobs: Some(2),
+        ..Default::default()
+    };
+    let s = run(&inputs, &fresh_dir("bench-out"), &options);
+    let r = bench(&inputs, &options, 1, None, || {
+        SiblingScorer::new(Arc::new(Material))
+    })
+    .unwrap();
+    assert_eq!((r.games, r.positions), (3, s.positions));
+    let stages: Vec<Stage> = r.stages.iter().map(|f| f.stage).collect();
+    assert_eq!(stages, [Stage::Score, Stage::Features, Stage::Write]);
+    for f in &r.stages {
+        assert_eq!(f.rows, s.rows, "{:?}", f.stage);
+        let nnz = (f.nnz_per_row * f.rows as f64).round() as usize;
+        let bytes = (f.bytes_per_row * f.rows as f64).round() as u64;
+        match f.stage {
+            Stage::Score => assert_eq!((nnz, bytes), (0, 0)),
+            Stage::Features => assert_eq!((nnz, bytes), (s.nnz, 0)),
+            Stage::Write => assert_eq!((nnz, bytes), (s.nnz, s.bytes)),
+        }
+    }
+}

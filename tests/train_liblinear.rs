@@ -8,8 +8,8 @@ mod required;
 
 use common::{predictions, run};
 use linfa::ParamGuard;
+use niwatori::bench::train::compare;
 use niwatori::rows::model::LinearModel;
-use niwatori::train::bench::compare;
 use niwatori::train::{SvrParams, load, train_files};
 
 fn liblinear() -> bool {

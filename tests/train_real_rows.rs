@@ -11,11 +11,11 @@ mod required;
 
 use common::{predictions, run};
 use linfa::ParamGuard;
+use niwatori::bench::train::compare;
 use niwatori::eval::Material;
 use niwatori::extract::{ExtractOptions, extract};
 use niwatori::rows::libsvm::{Rows, parse_block};
 use niwatori::rows::model::LinearModel;
-use niwatori::train::bench::compare;
 use niwatori::train::dataset::Dataset;
 use niwatori::train::{SvrParams, fit, fit_quiet, load, train_files};
 

@@ -13,15 +13,13 @@
 //! Games run in parallel (rayon); each game's file depends on that game only,
 //! so the output is byte-identical whatever the number of threads.
 
-mod bench;
 mod cli;
 pub mod output;
 mod siblings;
 
-pub use bench::{BenchReport, bench};
-pub use cli::{BenchScorer, ExtractArgs, check_sample, run};
+pub use cli::{ExtractArgs, RowArgs, check_sample, run};
 pub use siblings::{
-    ExpandError, GameRows, PositionRows, PositionSample, Scratch, SiblingScore, Stage,
+    ExpandError, GameRows, PositionRows, PositionSample, RowSink, Scratch, SiblingScore,
     StaticScorer, expand_game, targets,
 };
 
@@ -386,7 +384,7 @@ where
             || (make_scorer(), Scratch::default(), Vec::new()),
             |(sc, scratch, buf), (svm, game)| {
                 buf.clear();
-                let rows = match expand_game(game, sc, Stage::Write, options, scratch, buf) {
+                let rows = match expand_game(game, sc, options, scratch, buf) {
                     Ok(r) => r,
                     Err(e) => return Ok(Err(e)),
                 };

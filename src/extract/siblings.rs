@@ -97,15 +97,24 @@ pub fn targets(scores: &[i32], game: usize, margin: i32) -> Vec<i32> {
         .collect()
 }
 
-/// How much of the work [`expand_game`] does (the benchmark measures each).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stage {
-    /// Generate, apply and score siblings only.
-    Score,
-    /// Also compute the features (counted, not written).
-    Features,
-    /// Also write the libsvm rows.
-    Write,
+/// Where [`expand_game`] puts the rows it makes: libsvm text in a
+/// `Vec<u8>` for extraction, or a sink that keeps less (the extract bench
+/// measures scoring alone by asking for no features).
+pub trait RowSink {
+    /// Whether rows need their features; a sink that says no gets empty
+    /// feature lists, and the features are never computed.
+    const FEATURES: bool = true;
+
+    /// One row: its training target (centipawns) and its features, sorted
+    /// by index.
+    fn row(&mut self, target: i32, features: &[(u32, u8)]);
+}
+
+/// libsvm text, one line per row ([`libsvm::write_row`]).
+impl RowSink for Vec<u8> {
+    fn row(&mut self, target: i32, features: &[(u32, u8)]) {
+        libsvm::write_row(self, target, features);
+    }
 }
 
 /// Where a game position's rows are in its `.svm` file.
@@ -132,7 +141,8 @@ pub struct GameRows {
     pub positions: Vec<PositionRows>,
     /// Total rows.
     pub rows: usize,
-    /// Total non-zero features over all rows (0 at [`Stage::Score`]).
+    /// Total non-zero features over all rows (0 for a sink that takes no
+    /// features).
     pub nnz: usize,
 }
 
@@ -203,21 +213,19 @@ impl PositionSample {
     }
 }
 
-/// Expands every position of `game` into sibling rows appended to `out`
-/// (libsvm text, when `stage` is [`Stage::Write`]).
+/// Expands every position of `game` into sibling rows given to `out`.
 ///
 /// Every position before a game move gives one row per legal move, the game
 /// move's among them; the final position (no game move) gives none.
 /// `options` supplies the margin, the relation encoding and which position
 /// (sibling or principal-variation leaf) each row describes, and with
 /// `options.sample` < 1 only a sample of the positions is expanded.
-pub fn expand_game<S: SiblingScore + ?Sized>(
+pub fn expand_game<S: SiblingScore + ?Sized, O: RowSink>(
     game: &Game,
     scorer: &mut S,
-    stage: Stage,
     options: &ExtractOptions,
     scratch: &mut Scratch,
-    out: &mut Vec<u8>,
+    out: &mut O,
 ) -> Result<GameRows, ExpandError> {
     let (encoding, margin) = (options.encoding, options.margin);
     let mut pos = game.start_position();
@@ -254,7 +262,7 @@ pub fn expand_game<S: SiblingScore + ?Sized>(
         for &mv in moves.iter() {
             work.apply_move32(mv);
             scratch.scores.push(scorer.score(&mut work));
-            if stage != Stage::Score {
+            if O::FEATURES {
                 let start = scratch.feats.len();
                 let leaf: &[Move32] = match options.features_at {
                     FeaturesAt::Sibling => &[],
@@ -279,10 +287,14 @@ pub fn expand_game<S: SiblingScore + ?Sized>(
                 .expect("undo of a move just applied cannot fail");
         }
         let labels = targets(&scratch.scores, game_idx, margin);
-        if stage == Stage::Write {
+        if O::FEATURES {
             let rows = labels.iter().zip(&scratch.ranges).zip(&scratch.negated);
             for ((&t, &(a, b)), &negated) in rows {
-                libsvm::write_row(out, if negated { -t } else { t }, &scratch.feats[a..b]);
+                out.row(if negated { -t } else { t }, &scratch.feats[a..b]);
+            }
+        } else {
+            for &t in &labels {
+                out.row(t, &[]);
             }
         }
         result.nnz += scratch.feats.len();

@@ -10,13 +10,11 @@
 //! params   checked hyper-parameters (linfa ParamGuard)
 //! linfa    linfa Fit / Predict on our sparse data
 //! diagnose linear vs Gaussian-kernel SVR on a small sample
-//! bench    wall time and peak memory against liblinear-train
 //! ```
 //!
 //! Train programmatically with [`train_files`]; fit an in-memory data set
 //! with [`fit`].
 
-pub mod bench;
 pub mod cli;
 pub mod dataset;
 pub mod diagnose;

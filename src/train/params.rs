@@ -122,7 +122,7 @@ impl ParamGuard for SvrParams {
 }
 
 /// The solver's command-line options, as LIBLINEAR's `-s 11` has them and
-/// with its defaults: one declaration for `train` and `train-bench`.
+/// with its defaults: one declaration for `train` and `bench train`.
 /// (`learn` keeps its own defaults, chosen on held-out games.)
 #[derive(clap::Args, Debug, Clone, Copy, PartialEq)]
 pub struct SolverArgs {

@@ -1,4 +1,4 @@
-//! `niwatori train-bench`: wall time and peak memory of `niwatori train`
+//! `niwatori bench train`: wall time and peak memory of `niwatori train`
 //! against `liblinear-train -s 11` on the same file, in the same run.
 //!
 //! Both run as child processes, alternately, `--runs` times each; peak
@@ -15,14 +15,14 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use linfa::ParamGuard;
 
-use super::objective::Objective;
-use super::params::SolverArgs;
-use super::svr::SvrLoss;
 use crate::rows::model::LinearModel;
+use crate::train::objective::Objective;
+use crate::train::params::SolverArgs;
+use crate::train::svr::SvrLoss;
 
-/// Arguments of `niwatori train-bench`.
+/// Arguments of `niwatori bench train`.
 #[derive(Args, Debug, Clone)]
-pub struct BenchArgs {
+pub struct TrainBenchArgs {
     /// libsvm file to train on (omit with --synthetic).
     pub file: Option<PathBuf>,
     /// Generate a seeded synthetic file of this many rows instead.
@@ -73,7 +73,7 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-fn synthesize(args: &BenchArgs, rows: usize) -> Result<PathBuf> {
+fn synthesize(args: &TrainBenchArgs, rows: usize) -> Result<PathBuf> {
     std::fs::create_dir_all(&args.workdir)?;
     let path = args.workdir.join(format!(
         "synth-{rows}-{}-{}.svm",
@@ -83,7 +83,7 @@ fn synthesize(args: &BenchArgs, rows: usize) -> Result<PathBuf> {
         eprintln!("writing {}", path.display());
         let tmp = path.with_extension("svm.tmp");
         let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-        super::synth::write_rows(&mut f, rows, args.features, args.per_row, 1)?;
+        crate::train::synth::write_rows(&mut f, rows, args.features, args.per_row, 1)?;
         use std::io::Write;
         f.flush()?;
         drop(f);
@@ -92,8 +92,8 @@ fn synthesize(args: &BenchArgs, rows: usize) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// `niwatori train-bench`.
-pub fn run(args: BenchArgs) -> Result<()> {
+/// `niwatori bench train`.
+pub fn run(args: TrainBenchArgs) -> Result<()> {
     let file = match (&args.file, args.synthetic) {
         (Some(f), None) => f.clone(),
         (None, Some(rows)) => synthesize(&args, rows)?,
@@ -157,7 +157,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         median(&mut m_ours),
         median(&mut m_theirs),
     );
-    let loaded = super::load::load(std::slice::from_ref(&file), -1.0, false)?;
+    let loaded = crate::train::load::load(std::slice::from_ref(&file), -1.0, false)?;
     let data = &loaded.data;
     let ours = LinearModel::load(&ours_model)?;
     let theirs = LinearModel::load(&theirs_model)?;
@@ -207,7 +207,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
 
 /// Objectives of both models on `data` and their largest prediction gap.
 pub fn compare(
-    data: &super::dataset::Dataset,
+    data: &crate::train::dataset::Dataset,
     c: f64,
     p: f64,
     a: &LinearModel,

@@ -1,4 +1,4 @@
-//! `niwatori bench`: a fixed-depth, single-threaded search of fixed
+//! `niwatori bench` (or `bench search`): a fixed-depth, single-threaded search of fixed
 //! positions. The node count is a signature of the search: it changes only
 //! when the search (or the evaluation) changes, as with Stockfish's bench.
 
