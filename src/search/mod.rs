@@ -15,6 +15,7 @@
 //! ```
 
 pub mod mate;
+mod mode;
 mod ordering;
 pub mod score;
 pub mod see;
@@ -34,6 +35,7 @@ pub use time::{Limits, TimeBudget};
 
 use crate::eval::Evaluator;
 use crate::tt::TranspositionTable;
+use mode::GameSearch;
 use score::{INFINITE, MAX_PLY};
 use worker::{SearchBuffers, Worker};
 
@@ -308,9 +310,14 @@ pub fn think_with(
                         .stack_size(32 << 20)
                         .spawn_scoped(scope, move || {
                             let mut buf = SearchMemory::take(memory, id);
-                            let mut worker =
-                                Worker::new(&mut root, eval, Some(tt), control, id, &mut buf);
-                            worker.start_game_search();
+                            let mut worker = Worker::<GameSearch>::new(
+                                &mut root,
+                                eval,
+                                Some(tt),
+                                control,
+                                id,
+                                &mut buf,
+                            );
                             iterate(&mut worker, root_moves, max_depth, &mut |_| {});
                             SearchMemory::put(memory, id, buf);
                         })
@@ -320,8 +327,8 @@ pub fn think_with(
             let mut main_root = root.clone_for_search();
             let memory = options.memory.as_deref();
             let mut buf = SearchMemory::take(memory, 0);
-            let mut worker = Worker::new(&mut main_root, eval, Some(tt), control, 0, &mut buf);
-            worker.start_game_search();
+            let mut worker =
+                Worker::<GameSearch>::new(&mut main_root, eval, Some(tt), control, 0, &mut buf);
             let result = iterate(&mut worker, root_moves.clone(), max_depth, report);
             SearchMemory::put(memory, 0, buf);
             // Pondering or infinite search: the move may only be sent after
@@ -345,7 +352,7 @@ pub fn think_with(
 /// Iterative deepening of one thread. Helper threads (id > 0) skip some
 /// depths so that the threads spread over the tree.
 fn iterate(
-    worker: &mut Worker,
+    worker: &mut Worker<GameSearch>,
     mut root_moves: Vec<Move32>,
     max_depth: u32,
     report: &mut (dyn FnMut(&Info) + Send),
@@ -418,7 +425,7 @@ const ASPIRATION_DELTA: i32 = 40;
 /// One iteration, first in a window around the previous score, widened
 /// each time the score falls outside it.
 fn aspiration(
-    worker: &mut Worker,
+    worker: &mut Worker<GameSearch>,
     root_moves: &mut [Move32],
     depth: i32,
     previous: i32,
@@ -457,7 +464,7 @@ fn aspiration(
 /// searched best first until one reaches beta; the best move is moved to
 /// the front. `improved` only when a move scored inside the window.
 fn root_search(
-    worker: &mut Worker,
+    worker: &mut Worker<GameSearch>,
     root_moves: &mut [Move32],
     depth: i32,
     mut alpha: i32,

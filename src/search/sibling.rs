@@ -8,6 +8,7 @@ use rsshogi::board::{
 use rsshogi::types::{Bitboard, Move32, PieceType};
 
 use super::Control;
+use super::mode::{Labelling, Mode};
 use super::ordering::{is_capture, score_move};
 use super::score::{EVAL_LIMIT, INFINITE, mated_in};
 use super::worker::{SearchBuffers, Worker};
@@ -97,8 +98,8 @@ impl SiblingSearch {
 
     /// As [`SiblingScorer::score`], with `eval`.
     pub fn score(&mut self, eval: &dyn Evaluator, pos: &mut Position) -> i32 {
-        let mut worker = Worker::new(pos, eval, None, &self.control, 0, &mut self.buffers);
-        worker.labelling = true;
+        let mut worker =
+            Worker::<Labelling>::new(pos, eval, None, &self.control, 0, &mut self.buffers);
         let score = -worker
             .staged_root()
             .unwrap_or_else(|| worker.search(-INFINITE, INFINITE, 1, 0, true, false));
@@ -125,7 +126,7 @@ struct Root {
     searched: usize,
 }
 
-impl Worker<'_> {
+impl<M: Mode> Worker<'_, M> {
     /// The depth-1 search of a sibling from the opponent's side, as
     /// `search(-INFINITE, INFINITE, 1, 0, ..)` in labelling mode gives,
     /// with the moves generated in stages: captures and pawn promotions,
@@ -146,7 +147,7 @@ impl Worker<'_> {
         let quiet_bound = self.quiet_gain_bound?;
         // exact ceilings need labelling mode and an incremental evaluator,
         // which every evaluator giving promotion gains is
-        if !self.labelling
+        if !M::LABELLING
             || self.pos.is_in_check()
             || self.eval.promotion_gain(PieceType::ROOK).is_none()
         {
@@ -327,6 +328,7 @@ impl Worker<'_> {
 mod tests {
     use super::*;
     use crate::eval::{Material, MaterialHand};
+    use crate::search::mode::FullWidth;
     use rsshogi::board::{NonEvasions, generate_legal_all_move32, position_from_sfen};
 
     /// The bench positions, every position one move after them, and every
@@ -414,7 +416,8 @@ mod tests {
                     pos.apply_move32(mv);
                     let score = search.score(eval, &mut pos);
                     let mut buf = SearchBuffers::new();
-                    let mut w = Worker::new(&mut pos, eval, None, &control, 0, &mut buf);
+                    let mut w =
+                        Worker::<FullWidth>::new(&mut pos, eval, None, &control, 0, &mut buf);
                     let plain = -w.search(-INFINITE, INFINITE, 1, 0, true, false);
                     assert_eq!(score, plain, "{}", pos.to_sfen(None));
                     compared += 1;

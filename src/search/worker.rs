@@ -3,6 +3,7 @@
 //! a quiescence search over captures and pawn promotions with SEE pruning
 //! and a mate-in-1 check at the horizon.
 
+use std::marker::PhantomData;
 use std::sync::atomic::Ordering;
 
 use rsshogi::board::{
@@ -13,6 +14,7 @@ use rsshogi::mate::solve_mate_in_one_in_place;
 use rsshogi::types::{Move32, Piece, RepetitionState};
 
 use super::Control;
+use super::mode::Mode;
 use super::ordering::{
     COUNTER, ContinuationHistory, GOOD_CAPTURE, History, KILLER, PIECE_TO, QuietContext,
     ScoredMoves, TT_MOVE, is_capture, loses_material, mvv_lva, piece_to, score_move,
@@ -216,25 +218,12 @@ struct OrderContext {
     previous: [Option<usize>; 2],
 }
 
-pub(crate) struct Worker<'a> {
+/// One thread's search of one kind ([`Mode`]).
+pub(crate) struct Worker<'a, M: Mode> {
     pub pos: &'a mut Position,
     pub(super) eval: &'a dyn Evaluator,
     /// Exact upper bound on what a quiet move gains (see [`Evaluator::quiet_gain_bound`]).
     pub(super) quiet_gain_bound: Option<i32>,
-    /// Labelling mode, for sibling scores: shortcuts that keep the value of
-    /// a full-window search exactly, while fail-soft bounds, node counts and
-    /// (between equal moves) the principal variation may differ. Captures
-    /// and promotions that cannot reach alpha are skipped (see
-    /// [`Worker::exact_ceiling`]) at the frontier and in quiescence; a
-    /// quiescence move whose child could only stand pat is scored without
-    /// playing it ([`Worker::stand_pat_child`]); in check, the evasion that
-    /// last refuted the same check is tried first. The game search leaves it
-    /// off: ceiling pruning measured no faster to a given depth there, only
-    /// fewer (cheap) nodes.
-    pub labelling: bool,
-    /// The game search's selective pruning and reductions (see
-    /// [`Worker::search`]); off, the search is full-width.
-    pub selective: bool,
     pub tt: Option<&'a TranspositionTable>,
     pub control: &'a Control,
     pub id: usize,
@@ -244,9 +233,10 @@ pub(crate) struct Worker<'a> {
     pub root_depth: i32,
     pub stopped: bool,
     pub(super) buf: &'a mut SearchBuffers,
+    mode: PhantomData<M>,
 }
 
-impl<'a> Worker<'a> {
+impl<'a, M: Mode> Worker<'a, M> {
     pub fn new(
         pos: &'a mut Position,
         eval: &'a dyn Evaluator,
@@ -256,6 +246,10 @@ impl<'a> Worker<'a> {
         buf: &'a mut SearchBuffers,
     ) -> Self {
         buf.evals[0] = None;
+        if M::SELECTIVE {
+            // the continuation history the selective search orders by
+            buf.continuation.ensure();
+        }
         let model = eval.learned().map(Learned::fingerprint);
         if model.is_some() && buf.eval_cache_model != model {
             buf.eval_cache.clear();
@@ -266,8 +260,6 @@ impl<'a> Worker<'a> {
             pos,
             eval,
             quiet_gain_bound: eval.quiet_gain_bound(),
-            labelling: false,
-            selective: false,
             tt,
             control,
             id,
@@ -276,14 +268,8 @@ impl<'a> Worker<'a> {
             root_depth: 0,
             stopped: false,
             buf,
+            mode: PhantomData,
         }
-    }
-
-    /// Turns on the game search's selective pruning and reductions, with
-    /// the continuation history they order by.
-    pub fn start_game_search(&mut self) {
-        self.selective = true;
-        self.buf.continuation.ensure();
     }
 
     /// The principal variation found by the last search from ply 0.
@@ -339,7 +325,7 @@ impl<'a> Worker<'a> {
     /// node that may stand pat (or finds a mate against the mover, lower
     /// still), so the move scores at most this.
     pub(super) fn exact_ceiling(&self, ply: usize, mv: Move32) -> Option<i32> {
-        if !self.labelling {
+        if !M::LABELLING {
             return None;
         }
         let raw = self.buf.evals[ply]?;
@@ -375,7 +361,7 @@ impl<'a> Worker<'a> {
             if skip.contains(&mv) {
                 continue;
             }
-            let s = if self.selective {
+            let s = if M::SELECTIVE {
                 let q = QuietContext {
                     killers: &q.killers,
                     counter: q.counter,
@@ -418,7 +404,7 @@ impl<'a> Worker<'a> {
                         // `Legal` in check: the evasions (see `generate_evasions`).
                         self.push_scored::<Legal>(ply, &[q.tt_move], q);
                         *stage = Stage::Rest;
-                    } else if self.selective {
+                    } else if M::SELECTIVE {
                         self.push_scored::<CapturePlusPro>(ply, &[q.tt_move], q);
                         *stage = Stage::GoodCaptures;
                     } else {
@@ -557,7 +543,7 @@ impl<'a> Worker<'a> {
                 return self.static_eval(ply);
             }
         }
-        let selective = self.selective;
+        let selective = M::SELECTIVE;
 
         // A search of this node without one move, for a singular extension:
         // the table holds the full node's result, neither read nor written.
@@ -941,7 +927,7 @@ impl<'a> Worker<'a> {
                 self.buf.history.update(other, -bonus);
             }
         }
-        if self.selective {
+        if M::SELECTIVE {
             if let Some(p) = previous[0] {
                 self.buf.counter_moves[p] = mv;
             }
@@ -1025,7 +1011,7 @@ impl<'a> Worker<'a> {
         if let Some(leaf) = self.stand_pat_child(ply, qply, mv, gives_check) {
             return Some(leaf);
         }
-        if self.selective {
+        if M::SELECTIVE {
             self.prefetch_after(mv);
         }
         self.make_move(mv, gives_check, ply);
@@ -1041,7 +1027,7 @@ impl<'a> Worker<'a> {
     /// from [`RECAPTURES_FROM_QPLY`] on only recaptures are tried. The game
     /// search reads and fills the transposition table here too.
     pub fn quiescence(&mut self, alpha: i32, beta: i32, ply: usize, qply: usize) -> i32 {
-        let Some(tt) = self.tt.filter(|_| self.selective) else {
+        let Some(tt) = self.tt.filter(|_| M::SELECTIVE) else {
             return self.quiescence_node(alpha, beta, ply, qply, qply == 0);
         };
         let key = self.pos.key().low_u64();
@@ -1101,7 +1087,7 @@ impl<'a> Worker<'a> {
         // and so are their refutations.
         let mut tried = Move32::MOVE_NONE;
         let last = self.pos.last_move();
-        let counter_slot = (in_check && self.labelling && last != Move32::MOVE_NONE)
+        let counter_slot = (in_check && M::LABELLING && last != Move32::MOVE_NONE)
             .then(|| last.piece_after_move().to_index() * 81 + last.to_sq().to_index());
         if in_check {
             best = mated_in(ply);
@@ -1130,7 +1116,7 @@ impl<'a> Worker<'a> {
             }
             best = stand_pat;
             alpha = alpha.max(stand_pat);
-            let recaptures_from = if self.selective {
+            let recaptures_from = if M::SELECTIVE {
                 GAME_RECAPTURES_FROM_QPLY
             } else {
                 RECAPTURES_FROM_QPLY
@@ -1200,6 +1186,7 @@ impl<'a> Worker<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::mode::{FullWidth, GameSearch, Labelling};
 
     #[test]
     fn reductions_grow_with_depth_and_move_number() {
@@ -1238,7 +1225,7 @@ mod tests {
             let mut pos = position_from_sfen(sfen).unwrap();
             let control = Control::new();
             let mut buf = Box::new(SearchBuffers::new());
-            let mut w = Worker::new(&mut pos, &Tempo, None, &control, 0, &mut buf);
+            let mut w = Worker::<FullWidth>::new(&mut pos, &Tempo, None, &control, 0, &mut buf);
             for depth in 1..=4 {
                 w.search(-INFINITE, INFINITE, depth, 0, true, true);
             }
@@ -1387,7 +1374,7 @@ mod tests {
                     counter: pick(next(1000)),
                     previous: [None, None],
                 };
-                let mut w = Worker::new(
+                let mut w = Worker::<GameSearch>::new(
                     &mut pos,
                     &crate::eval::Material,
                     None,
@@ -1395,7 +1382,6 @@ mod tests {
                     0,
                     &mut buf,
                 );
-                w.start_game_search();
                 w.buf.lists[0].clear();
                 if q.tt_move != Move32::MOVE_NONE {
                     w.buf.lists[0].push(q.tt_move, TT_MOVE);
@@ -1471,7 +1457,7 @@ mod tests {
         let mut pos = position_from_sfen(crate::bench::POSITIONS[2]).unwrap();
         assert_ne!(a.evaluate(&pos), b.evaluate(&pos));
         for model in [&a, &b, &a] {
-            let mut w = Worker::new(&mut pos, model, None, &control, 0, &mut buf);
+            let mut w = Worker::<FullWidth>::new(&mut pos, model, None, &control, 0, &mut buf);
             let want = model.evaluate(w.pos);
             assert_eq!(w.full_eval(), want);
             assert_eq!(w.full_eval(), want, "a cache hit");
@@ -1483,6 +1469,16 @@ mod tests {
     /// and depth 2, with both material evaluations.
     #[test]
     fn labelling_keeps_full_window_values() {
+        fn full_window<M: Mode>(
+            pos: &mut Position,
+            eval: &dyn Evaluator,
+            control: &Control,
+            depth: i32,
+        ) -> i32 {
+            let mut buf = SearchBuffers::new();
+            let mut w = Worker::<M>::new(pos, eval, None, control, 0, &mut buf);
+            w.search(-INFINITE, INFINITE, depth, 0, true, false)
+        }
         use crate::eval::{Material, MaterialHand};
         let control = Control::new();
         let mut moves = Move32List::new();
@@ -1495,12 +1491,8 @@ mod tests {
                     pos.apply_move32(mv);
                     for depth in [1, 2] {
                         let mut values = [0; 2];
-                        for (value, on) in values.iter_mut().zip([false, true]) {
-                            let mut buf = SearchBuffers::new();
-                            let mut w = Worker::new(&mut pos, eval, None, &control, 0, &mut buf);
-                            w.labelling = on;
-                            *value = w.search(-INFINITE, INFINITE, depth, 0, true, false);
-                        }
+                        values[0] = full_window::<FullWidth>(&mut pos, eval, &control, depth);
+                        values[1] = full_window::<Labelling>(&mut pos, eval, &control, depth);
                         assert_eq!(values[0], values[1], "{} depth {depth}", pos.to_sfen(None));
                         compared += 1;
                     }
@@ -1516,7 +1508,8 @@ mod tests {
     fn material_quiescence(pos: &mut Position, qply: usize) -> (i32, Vec<String>) {
         let control = Control::new();
         let mut buf = SearchBuffers::new();
-        let mut w = Worker::new(pos, &crate::eval::Material, None, &control, 0, &mut buf);
+        let mut w =
+            Worker::<FullWidth>::new(pos, &crate::eval::Material, None, &control, 0, &mut buf);
         let value = w.quiescence(-INFINITE, INFINITE, 1, qply);
         let pv = w.buf.pv[1][1..w.buf.pv_len[1]]
             .iter()
