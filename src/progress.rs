@@ -12,8 +12,8 @@
 //! ```
 
 use std::io::IsTerminal;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -30,6 +30,8 @@ struct Counts {
     done: AtomicU64,
     /// A second count that rides along (rows of the games done, say).
     also: AtomicU64,
+    /// A line of state shown after the counts (a match's score, say).
+    status: Mutex<String>,
     finished: AtomicBool,
 }
 
@@ -55,6 +57,7 @@ impl Progress {
         let counts = Arc::new(Counts {
             done: AtomicU64::new(0),
             also: AtomicU64::new(0),
+            status: Mutex::new(String::new()),
             finished: AtomicBool::new(false),
         });
         let start = Instant::now();
@@ -103,7 +106,13 @@ impl Progress {
                         let n = counts.also.load(Ordering::Relaxed);
                         format!(", {n} {name}, {:.0} {name}/s", n as f64 / secs)
                     });
-                    eprintln!("{label}: {done}/{total} {unit}{also}, ETA {eta:.0} s");
+                    let status = counts.status.lock().map_or(String::new(), |s| s.clone());
+                    let status = if status.is_empty() {
+                        status
+                    } else {
+                        format!("  {status}")
+                    };
+                    eprintln!("{label}: {done}/{total} {unit}{also}, ETA {eta:.0} s{status}");
                 }
             }));
         }
@@ -119,14 +128,38 @@ impl Progress {
     /// `n` more units are done, and `also` more of the second count.
     pub fn inc(&self, n: u64, also: u64) {
         self.counts.done.fetch_add(n, Ordering::Relaxed);
-        let total_also = self.counts.also.fetch_add(also, Ordering::Relaxed) + also;
+        self.counts.also.fetch_add(also, Ordering::Relaxed);
         if let Some(b) = &self.bar {
             b.inc(n);
-            if let Some(name) = self.also {
-                let rate = total_also as f64 / self.start.elapsed().as_secs_f64().max(1e-9);
-                b.set_message(format!(", {total_also} {name}, {rate:.0} {name}/s"));
-            }
+            self.show_message(b);
         }
+    }
+
+    /// Shows `status` after the counts from now on.
+    pub fn set_status(&self, status: String) {
+        if let Ok(mut s) = self.counts.status.lock() {
+            *s = status;
+        }
+        if let Some(b) = &self.bar {
+            self.show_message(b);
+        }
+    }
+
+    /// The bar's message: the second count and its rate, then the status.
+    fn show_message(&self, b: &ProgressBar) {
+        let mut msg = String::new();
+        if let Some(name) = self.also {
+            let n = self.counts.also.load(Ordering::Relaxed);
+            let rate = n as f64 / self.start.elapsed().as_secs_f64().max(1e-9);
+            msg = format!(", {n} {name}, {rate:.0} {name}/s");
+        }
+        if let Ok(s) = self.counts.status.lock()
+            && !s.is_empty()
+        {
+            msg.push_str("  ");
+            msg.push_str(&s);
+        }
+        b.set_message(msg);
     }
 
     /// The units done and the second count so far.

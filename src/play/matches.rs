@@ -7,11 +7,11 @@
 //! as soon as the test decides.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::channel;
-use std::time::{Duration, Instant};
+use std::sync::mpsc::{Sender, channel};
+use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
@@ -24,6 +24,7 @@ use super::openings::{openings_from_dir, openings_from_file, random_opening};
 use super::spec::EngineSpec;
 use super::usi_engine::UsiEngine;
 use crate::atomic::write_atomic;
+use crate::progress::{Progress, Unit};
 
 /// Where openings come from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -238,40 +239,14 @@ fn load_done(path: &Path, key: &str) -> Result<BTreeMap<usize, ResultLine>> {
 /// Runs the match described by `opts`.
 pub fn run_match(opts: &MatchOptions) -> Result<MatchSummary> {
     let start = Instant::now();
-    let pairs = opts.games.div_ceil(2);
-    let (openings, bad_files): (Vec<Opening>, Vec<String>) = match &opts.openings {
-        OpeningChoice::Dir {
-            path,
-            min_ply,
-            max_ply,
-        } => {
-            let (o, bad) = openings_from_dir(path, *min_ply, *max_ply, opts.seed)?;
-            for b in &bad {
-                eprintln!("warning: opening file {}: {}", b.path.display(), b.why);
-            }
-            (
-                o,
-                bad.iter()
-                    .map(|b| format!("{}: {}", b.path.display(), b.why))
-                    .collect(),
-            )
-        }
-        OpeningChoice::File { path } => (openings_from_file(path, opts.seed)?, Vec::new()),
-        OpeningChoice::Random { plies } => (
-            (0..pairs)
-                .map(|k| random_opening(opts.seed.wrapping_add(k as u64), *plies))
-                .collect(),
-            Vec::new(),
-        ),
-    };
+    let (openings, bad_files) = load_openings(opts)?;
     let key = match_key(opts);
-    let results_path = opts.csa_out.as_ref().map(|d| d.join("results.jsonl"));
-    if let Some(dir) = &opts.csa_out {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    let done = match &results_path {
-        Some(p) => load_done(p, &key)?,
-        None => BTreeMap::new(),
+    let (mut log, done) = match &opts.csa_out {
+        Some(dir) => {
+            let (log, done) = ResultsLog::open(dir, key)?;
+            (Some(log), done)
+        }
+        None => (None, BTreeMap::new()),
     };
     let mut tally = Tally::default();
     tally.a.name = opts.a.label.clone();
@@ -281,153 +256,71 @@ pub fn run_match(opts: &MatchOptions) -> Result<MatchSummary> {
         tally.add(&r.record, r.a_black);
         resumed += 1;
     }
-    let mut results_file = match &results_path {
-        Some(p) => Some(
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(p)
-                .with_context(|| format!("opening {}", p.display()))?,
-        ),
-        None => None,
-    };
     let todo: Vec<usize> = (0..opts.games).filter(|g| !done.contains_key(g)).collect();
     let sprt_of = |t: &Tally| {
         opts.sprt
             .map(|(e0, e1)| Sprt::new(e0, e1, t.a.wins, t.a.draws, t.a.losses))
     };
-    let already_decided = sprt_of(&tally).is_some_and(|s| s.verdict != "continue");
+    let decided = |t: &Tally| sprt_of(t).is_some_and(|s| s.verdict != "continue");
     let cfg = GameConfig {
         limit: opts.limit,
         max_plies: opts.max_plies,
         tolerance_ms: opts.tolerance_ms,
         hang_ms: opts.hang_ms,
     };
-
-    let bar = (opts.progress && std::io::stderr().is_terminal()).then(|| {
-        let b = indicatif::ProgressBar::new(opts.games as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:30} {pos}/{len} games {per_sec} ETA {eta}  {msg}",
-            )
-            .expect("valid template"),
-        );
-        b.set_position(resumed);
-        b.set_message(tally.line());
-        b
-    });
-    let mut last_line = Instant::now();
+    let progress = Progress::start(
+        "match",
+        opts.games as u64,
+        Unit::Items("games"),
+        None,
+        opts.progress,
+    );
+    progress.inc(resumed, 0);
+    progress.set_status(tally.line());
 
     let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(already_decided);
-    let (tx, rx) = channel::<Result<(usize, bool, GameRecord)>>();
+    let stop = AtomicBool::new(decided(&tally));
+    let (tx, rx) = channel::<Result<Played>>();
     let mut first_error = None;
     std::thread::scope(|scope| {
         for _ in 0..opts.concurrency.max(1).min(todo.len().max(1)) {
             let tx = tx.clone();
-            let (next, stop, todo, openings, cfg) = (&next, &stop, &todo, &openings, &cfg);
-            scope.spawn(move || {
-                let mut engines: [Option<UsiEngine>; 2] = [None, None];
-                let specs = [&opts.a, &opts.b];
-                loop {
-                    if stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&game) = todo.get(i) else { break };
-                    for (k, slot) in engines.iter_mut().enumerate() {
-                        if slot.is_none() {
-                            match UsiEngine::start(specs[k], &opts.niwatori_exe) {
-                                Ok(e) => *slot = Some(e),
-                                Err(e) => {
-                                    let _ = tx.send(Err(anyhow::Error::new(e)
-                                        .context(format!("starting engine {}", specs[k].label))));
-                                    return;
-                                }
-                            }
-                        }
-                    }
-                    let a_black = game % 2 == 0;
-                    let opening = &openings[(game / 2) % openings.len()];
-                    let [ea, eb] = &mut engines;
-                    let (ea, eb) = (ea.as_mut().expect("started"), eb.as_mut().expect("started"));
-                    let players = if a_black { [ea, eb] } else { [eb, ea] };
-                    let played = match play_game(players, opening, cfg) {
-                        Ok(p) => p,
-                        Err(e) => {
-                            let _ = tx.send(Err(e.into()));
-                            return;
-                        }
-                    };
-                    // broken[] is by colour; map back to A/B.
-                    let (a_colour, b_colour) = if a_black { (0, 1) } else { (1, 0) };
-                    if played.broken[a_colour] {
-                        engines[0] = None;
-                    }
-                    if played.broken[b_colour] {
-                        engines[1] = None;
-                    }
-                    if tx.send(Ok((game, a_black, played.record))).is_err() {
-                        return;
-                    }
-                }
-                for e in engines.into_iter().flatten() {
-                    e.quit();
-                }
-            });
+            let schedule = Schedule {
+                opts,
+                todo: &todo,
+                next: &next,
+                stop: &stop,
+                openings: &openings,
+                cfg: &cfg,
+            };
+            scope.spawn(move || schedule.play(&tx));
         }
         drop(tx);
+        // Bookkeeping, in this thread only: the log, the tally, the SPRT.
         for msg in rx {
-            let (game, a_black, record) = match msg {
-                Ok(m) => m,
+            let played = match msg {
+                Ok(p) => p,
                 Err(e) => {
                     stop.store(true, Ordering::Relaxed);
                     first_error.get_or_insert(e);
                     continue;
                 }
             };
-            if let Some(dir) = &opts.csa_out {
-                let written = to_csa(&record)
-                    .map_err(anyhow::Error::from)
-                    .and_then(|text| {
-                        let path = dir.join(format!("game-{game:05}.csa"));
-                        write_atomic(&path, &text)
-                            .with_context(|| format!("writing {}", path.display()))
-                    });
-                let line = serde_json::to_string(&ResultLine {
-                    game,
-                    key: key.clone(),
-                    a_black,
-                    record: record.clone(),
-                })
-                .expect("result serializes");
-                let appended = results_file
-                    .as_mut()
-                    .map(|f| writeln!(f, "{line}").and_then(|_| f.flush()))
-                    .transpose()
-                    .with_context(|| "appending to results.jsonl".to_string());
-                if let Err(e) = written.and(appended.map(|_| ())) {
-                    stop.store(true, Ordering::Relaxed);
-                    first_error.get_or_insert(e);
-                }
+            if let Some(log) = &mut log
+                && let Err(e) = log.append(&played)
+            {
+                stop.store(true, Ordering::Relaxed);
+                first_error.get_or_insert(e);
             }
-            tally.add(&record, a_black);
-            if sprt_of(&tally).is_some_and(|s| s.verdict != "continue") {
+            tally.add(&played.record, played.a_black);
+            if decided(&tally) {
                 stop.store(true, Ordering::Relaxed);
             }
-            if let Some(b) = &bar {
-                b.inc(1);
-                b.set_message(tally.line());
-            } else if opts.progress && (last_line.elapsed() > Duration::from_secs(10)) {
-                last_line = Instant::now();
-                let n = tally.a.wins + tally.a.draws + tally.a.losses;
-                eprintln!("[{n}/{}] {}", opts.games, tally.line());
-            }
+            progress.set_status(tally.line());
+            progress.inc(1, 0);
         }
     });
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    progress.finish();
     if let Some(e) = first_error {
         return Err(e);
     }
@@ -455,6 +348,157 @@ pub fn run_match(opts: &MatchOptions) -> Result<MatchSummary> {
         bad_opening_files: bad_files,
         seconds: start.elapsed().as_secs_f64(),
     })
+}
+
+/// The match's openings, and the opening files that could not be read
+/// (warned about, and listed in the summary).
+fn load_openings(opts: &MatchOptions) -> Result<(Vec<Opening>, Vec<String>)> {
+    Ok(match &opts.openings {
+        OpeningChoice::Dir {
+            path,
+            min_ply,
+            max_ply,
+        } => {
+            let (o, bad) = openings_from_dir(path, *min_ply, *max_ply, opts.seed)?;
+            for b in &bad {
+                eprintln!("warning: opening file {}: {}", b.path.display(), b.why);
+            }
+            let bad = bad
+                .iter()
+                .map(|b| format!("{}: {}", b.path.display(), b.why))
+                .collect();
+            (o, bad)
+        }
+        OpeningChoice::File { path } => (openings_from_file(path, opts.seed)?, Vec::new()),
+        OpeningChoice::Random { plies } => (
+            (0..opts.games.div_ceil(2))
+                .map(|k| random_opening(opts.seed.wrapping_add(k as u64), *plies))
+                .collect(),
+            Vec::new(),
+        ),
+    })
+}
+
+/// One finished game, as a scheduling thread hands it on.
+struct Played {
+    game: usize,
+    a_black: bool,
+    record: GameRecord,
+}
+
+/// What every scheduling thread shares: the games still to play and the
+/// flag that stops them (an error, or a decided SPRT).
+struct Schedule<'a> {
+    opts: &'a MatchOptions,
+    todo: &'a [usize],
+    next: &'a AtomicUsize,
+    stop: &'a AtomicBool,
+    openings: &'a [Opening],
+    cfg: &'a GameConfig,
+}
+
+impl Schedule<'_> {
+    /// Takes games from the queue and plays them with one pair of engines
+    /// (restarting one that broke), until the queue is empty or `stop`.
+    fn play(&self, tx: &Sender<Result<Played>>) {
+        let opts = self.opts;
+        let mut engines: [Option<UsiEngine>; 2] = [None, None];
+        let specs = [&opts.a, &opts.b];
+        loop {
+            if self.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            let Some(&game) = self.todo.get(i) else { break };
+            for (k, slot) in engines.iter_mut().enumerate() {
+                if slot.is_none() {
+                    match UsiEngine::start(specs[k], &opts.niwatori_exe) {
+                        Ok(e) => *slot = Some(e),
+                        Err(e) => {
+                            let _ = tx.send(Err(anyhow::Error::new(e)
+                                .context(format!("starting engine {}", specs[k].label))));
+                            return;
+                        }
+                    }
+                }
+            }
+            let a_black = game % 2 == 0;
+            let opening = &self.openings[(game / 2) % self.openings.len()];
+            let [ea, eb] = &mut engines;
+            let (ea, eb) = (ea.as_mut().expect("started"), eb.as_mut().expect("started"));
+            let players = if a_black { [ea, eb] } else { [eb, ea] };
+            let played = match play_game(players, opening, self.cfg) {
+                Ok(p) => p,
+                Err(e) => {
+                    let _ = tx.send(Err(e.into()));
+                    return;
+                }
+            };
+            // broken[] is by colour; map back to A/B.
+            let (a_colour, b_colour) = if a_black { (0, 1) } else { (1, 0) };
+            if played.broken[a_colour] {
+                engines[0] = None;
+            }
+            if played.broken[b_colour] {
+                engines[1] = None;
+            }
+            let record = played.record;
+            if tx
+                .send(Ok(Played {
+                    game,
+                    a_black,
+                    record,
+                }))
+                .is_err()
+            {
+                return;
+            }
+        }
+        for e in engines.into_iter().flatten() {
+            e.quit();
+        }
+    }
+}
+
+/// The `--csa-out` folder: one CSA record per game and `results.jsonl`, a
+/// line per finished game, from which an interrupted match resumes.
+struct ResultsLog {
+    dir: PathBuf,
+    key: String,
+    file: std::fs::File,
+}
+
+impl ResultsLog {
+    /// Opens (creating) the folder's log, with the games it already holds.
+    fn open(dir: &Path, key: String) -> Result<(Self, BTreeMap<usize, ResultLine>)> {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let path = dir.join("results.jsonl");
+        let done = load_done(&path, &key)?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .with_context(|| format!("opening {}", path.display()))?;
+        let dir = dir.to_path_buf();
+        Ok((Self { dir, key, file }, done))
+    }
+
+    /// Writes the game's record, then its result line.
+    fn append(&mut self, p: &Played) -> Result<()> {
+        let path = self.dir.join(format!("game-{:05}.csa", p.game));
+        let text = to_csa(&p.record)?;
+        write_atomic(&path, &text).with_context(|| format!("writing {}", path.display()))?;
+        let line = serde_json::to_string(&ResultLine {
+            game: p.game,
+            key: self.key.clone(),
+            a_black: p.a_black,
+            record: p.record.clone(),
+        })
+        .expect("result serializes");
+        writeln!(self.file, "{line}")
+            .and_then(|_| self.file.flush())
+            .context("appending to results.jsonl")
+    }
 }
 
 impl MatchSummary {
