@@ -27,6 +27,39 @@
 //! ```
 //!
 //! The board, legal moves, SFEN and mate-in-1 come from [`rsshogi`].
+//!
+//! # Driving the search from another program
+//!
+//! A host gives a position, an evaluation, a depth (or time, or nodes), a
+//! root window and threads, and gets back the best move, its score and the
+//! principal variation, as a host drives a search processor:
+//!
+//! ```
+//! use niwatori::eval::Material;
+//! use niwatori::search::{Control, Limits, SearchOptions, think_with};
+//! use niwatori::tt::TranspositionTable;
+//!
+//! // Black to move; a gold drop on 5b mates.
+//! let pos = rsshogi::board::position_from_sfen("4k4/9/4P4/9/9/9/9/9/4K4 b G 1").unwrap();
+//! let tt = TranspositionTable::new(16);
+//! let options = SearchOptions { threads: 2, ..SearchOptions::default() };
+//!
+//! // Full window, depth 3.
+//! let r = think_with(&pos, &Material, &tt, &Limits::depth(3), &options, &Control::new(), &mut |_| {});
+//! assert_eq!(r.best_move.unwrap().to_usi(), "G*5b");
+//! assert_eq!(r.pv[0], r.best_move.unwrap());
+//! assert!(niwatori::search::score::is_mate_score(r.score) && r.score > 0);
+//!
+//! // In the window (-100, 100) centipawns the mate fails high: the score
+//! // is a lower bound at or above 100, the move the one that reached it.
+//! let limits = Limits::depth(3).window(-100, 100);
+//! let r = think_with(&pos, &Material, &tt, &limits, &options, &Control::new(), &mut |_| {});
+//! assert!(r.score >= 100);
+//! assert_eq!(r.best_move.unwrap().to_usi(), "G*5b");
+//! ```
+//!
+//! [`search::Control`] stops a search from another thread, and the last
+//! argument receives each completed iteration ([`search::Info`]).
 
 pub mod atomic;
 pub mod bench;

@@ -284,6 +284,9 @@ pub fn think_with(
     let mut legal = Move32List::new();
     generate_moves_move32::<Legal>(&root, &mut legal);
     let root_moves: Vec<Move32> = legal.iter().copied().collect();
+    let window = limits.window.map_or((-INFINITE, INFINITE), |(a, b)| {
+        (a.max(-INFINITE), b.min(INFINITE))
+    });
     let max_depth = limits
         .depth
         .unwrap_or(MAX_PLY as u32 - 8)
@@ -318,7 +321,7 @@ pub fn think_with(
                                 id,
                                 &mut buf,
                             );
-                            iterate(&mut worker, root_moves, max_depth, &mut |_| {});
+                            iterate(&mut worker, root_moves, max_depth, window, &mut |_| {});
                             SearchMemory::put(memory, id, buf);
                         })
                         .expect("spawning a search thread")
@@ -329,7 +332,7 @@ pub fn think_with(
             let mut buf = SearchMemory::take(memory, 0);
             let mut worker =
                 Worker::<GameSearch>::new(&mut main_root, eval, Some(tt), control, 0, &mut buf);
-            let result = iterate(&mut worker, root_moves.clone(), max_depth, report);
+            let result = iterate(&mut worker, root_moves.clone(), max_depth, window, report);
             SearchMemory::put(memory, 0, buf);
             // Pondering or infinite search: the move may only be sent after
             // `stop` (or, when pondering, `ponderhit` and the time it allows).
@@ -355,6 +358,7 @@ fn iterate(
     worker: &mut Worker<GameSearch>,
     mut root_moves: Vec<Move32>,
     max_depth: u32,
+    window: (i32, i32),
     report: &mut (dyn FnMut(&Info) + Send),
 ) -> SearchResult {
     let control = worker.control;
@@ -369,12 +373,16 @@ fn iterate(
     let mut depth = 1 + (worker.id as u32 & 1);
     while depth <= max_depth {
         worker.root_depth = depth as i32;
-        let iteration = aspiration(worker, &mut root_moves, depth as i32, result.score);
+        let iteration = aspiration(worker, &mut root_moves, depth as i32, result.score, window);
         if iteration.improved {
             result.best_move = Some(root_moves[0]);
             result.pv = worker.pv().to_vec();
             result.score = iteration.score;
             result.ponder_move = result.pv.get(1).copied();
+        } else if iteration.completed {
+            // failed low against the caller's window: the score is an
+            // upper bound, the move the previous iteration's
+            result.score = iteration.score;
         }
         if !iteration.completed {
             break;
@@ -423,19 +431,21 @@ struct Iteration {
 const ASPIRATION_DELTA: i32 = 40;
 
 /// One iteration, first in a window around the previous score, widened
-/// each time the score falls outside it.
+/// each time the score falls outside it, up to the caller's `window`
+/// (`(lo, hi)`; a score at or beyond it is returned as the bound it is).
 fn aspiration(
     worker: &mut Worker<GameSearch>,
     root_moves: &mut [Move32],
     depth: i32,
     previous: i32,
+    (lo, hi): (i32, i32),
 ) -> Iteration {
     if depth < 4 || score::is_mate_score(previous) {
-        return root_search(worker, root_moves, depth, -INFINITE, INFINITE);
+        return root_search(worker, root_moves, depth, lo, hi);
     }
     let mut delta = ASPIRATION_DELTA;
-    let mut alpha = (previous - delta).max(-INFINITE);
-    let mut beta = (previous + delta).min(INFINITE);
+    let mut alpha = (previous - delta).max(lo);
+    let mut beta = (previous + delta).min(hi);
     let mut improved = false;
     loop {
         let mut iteration = root_search(worker, root_moves, depth, alpha, beta);
@@ -444,18 +454,21 @@ fn aspiration(
         if !iteration.completed {
             return iteration;
         }
+        if (iteration.score <= alpha && alpha <= lo) || (iteration.score >= beta && beta >= hi) {
+            return iteration;
+        }
         if iteration.score <= alpha {
             beta = (alpha + beta) / 2;
-            alpha = (iteration.score - delta).max(-INFINITE);
+            alpha = (iteration.score - delta).max(lo);
         } else if iteration.score >= beta {
-            beta = (iteration.score + delta).min(INFINITE);
+            beta = (iteration.score + delta).min(hi);
         } else {
             return iteration;
         }
         delta += delta / 2;
         if delta > 1000 {
-            alpha = -INFINITE;
-            beta = INFINITE;
+            alpha = lo;
+            beta = hi;
         }
     }
 }
@@ -525,6 +538,45 @@ fn root_search(
 mod tests {
     use super::*;
     use crate::eval::Material;
+
+    /// A root window that holds the full-window score gives it back; one
+    /// above it fails low (an upper bound at or below alpha), one below it
+    /// fails high (a lower bound at or above beta).
+    #[test]
+    fn a_root_window_bounds_the_score() {
+        let search = |sfen: &str, limits: Limits| {
+            let pos = rsshogi::board::position_from_sfen(sfen).unwrap();
+            let tt = TranspositionTable::new(4);
+            think(
+                &pos,
+                &Material,
+                &tt,
+                &limits,
+                1,
+                &Control::new(),
+                &mut |_| {},
+            )
+        };
+        // Two quiet middlegames: in the tactical bench positions the
+        // selective search's value depends on its window (null move and
+        // reductions prune by it), as in any such search, and a window can
+        // find more than the full window did.
+        for sfen in &crate::bench::POSITIONS[1..3] {
+            let full = search(sfen, Limits::depth(6));
+            let s = full.score;
+            let inside = search(sfen, Limits::depth(6).window(s - 300, s + 300));
+            assert_eq!(
+                (inside.score, inside.best_move),
+                (s, full.best_move),
+                "{sfen}"
+            );
+            let above = search(sfen, Limits::depth(6).window(s + 300, s + 600));
+            assert!(above.score <= s + 300, "{sfen}: {} for {s}", above.score);
+            let below = search(sfen, Limits::depth(6).window(s - 600, s - 300));
+            assert!(below.score >= s - 300, "{sfen}: {} for {s}", below.score);
+            assert!(below.best_move.is_some() && above.best_move.is_some());
+        }
+    }
 
     fn search_with(memory: &Arc<SearchMemory>, pos: &Position, depth: u32) -> SearchResult {
         let options = SearchOptions {

@@ -17,6 +17,10 @@ pub struct Limits {
     pub infinite: bool,
     /// Search the opponent's time until `ponderhit` or `stop`.
     pub ponder: bool,
+    /// The root window (alpha, beta), as a host driving the search asks:
+    /// a score at or below alpha is an upper bound, at or above beta a
+    /// lower bound. `None`: the full window.
+    pub window: Option<(i32, i32)>,
 }
 
 impl Limits {
@@ -38,6 +42,18 @@ impl Limits {
         Self {
             movetime: Some(ms),
             ..Self::default()
+        }
+    }
+
+    /// These limits in the root window (`alpha`, `beta`), centipawns.
+    ///
+    /// # Panics
+    /// If `alpha >= beta`: the window would hold no score.
+    pub fn window(self, alpha: i32, beta: i32) -> Self {
+        assert!(alpha < beta, "empty root window ({alpha}, {beta})");
+        Self {
+            window: Some((alpha, beta)),
+            ..self
         }
     }
 }
