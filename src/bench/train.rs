@@ -107,19 +107,20 @@ pub fn run(args: TrainBenchArgs) -> Result<()> {
     let (mut t_ours, mut t_theirs, mut m_ours, mut m_theirs) = (vec![], vec![], vec![], vec![]);
     let (mut c_ours, mut c_theirs) = (vec![], vec![]);
     let threads = rayon::current_num_threads();
+    // the same -c/-p/-e for both programs
+    let solver = [
+        "-c".to_string(),
+        args.solver.c.to_string(),
+        "-p".to_string(),
+        args.solver.p.to_string(),
+        "-e".to_string(),
+        args.solver.e.to_string(),
+    ];
     for run in 1..=args.runs.max(1) {
         let (t, c, m) = measure(
             Command::new("liblinear-train")
-                .args([
-                    "-s",
-                    "11",
-                    "-q",
-                    "-c",
-                    &args.solver.c.to_string(),
-                    "-p",
-                    &args.solver.p.to_string(),
-                ])
-                .args(["-e", &args.solver.e.to_string()])
+                .args(["-s", "11", "-q"])
+                .args(&solver)
                 .arg(&file)
                 .arg(&theirs_model)
                 .stdout(std::process::Stdio::null()),
@@ -129,15 +130,9 @@ pub fn run(args: TrainBenchArgs) -> Result<()> {
         m_theirs.push(m as f64);
         let (t2, c2, m2) = measure(
             Command::new(&exe)
-                .args([
-                    "train",
-                    "-q",
-                    "-c",
-                    &args.solver.c.to_string(),
-                    "-p",
-                    &args.solver.p.to_string(),
-                ])
-                .args(["-e", &args.solver.e.to_string(), "--out"])
+                .args(["train", "-q"])
+                .args(&solver)
+                .arg("--out")
                 .arg(&ours_model)
                 .arg(&file)
                 .stdout(std::process::Stdio::null()),
