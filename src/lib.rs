@@ -50,11 +50,17 @@
 //! assert_eq!(r.pv[0], r.best_move.unwrap());
 //! assert!(niwatori::search::score::is_mate_score(r.score) && r.score > 0);
 //!
-//! // In the window (-100, 100) centipawns the mate fails high: the score
-//! // is a lower bound at or above 100, the move the one that reached it.
+//! // Black is a gold and a pawn up, so in the window (-100, 100) every
+//! // move fails high: the score is a lower bound at or above 100 and the
+//! // move whichever reached it first.
 //! let limits = Limits::depth(3).window(-100, 100);
 //! let r = think_with(&pos, &Material, &tt, &limits, &options, &Control::new(), &mut |_| {});
 //! assert!(r.score >= 100);
+//!
+//! // Above any material count, only the mate fails high.
+//! let limits = Limits::depth(3).window(10_000, 10_100);
+//! let r = think_with(&pos, &Material, &tt, &limits, &options, &Control::new(), &mut |_| {});
+//! assert!(r.score >= 10_100);
 //! assert_eq!(r.best_move.unwrap().to_usi(), "G*5b");
 //! ```
 //!
