@@ -30,6 +30,9 @@ struct Game {
     opponent_ms: u64,
     /// After the scripted moves, this many moves chosen by the server (first legal).
     auto_moves: usize,
+    /// The summary's `Max_Moves`: once that many plies are on the board the
+    /// server ends the game with `#MAX_MOVES` `#CENSORED`, as shogi-server does.
+    max_moves: usize,
 }
 
 /// What the server saw.
@@ -74,7 +77,7 @@ fn serve(listener: TcpListener, game: Game) -> Seen {
     }
     send(&mut stream, "LOGIN:tester OK");
     send(&mut stream, ""); // a keep-alive from the server must be ignored
-    let mut summary = vec![
+    let mut summary: Vec<String> = vec![
         "BEGIN Game_Summary",
         "Protocol_Version:1.2",
         "Protocol_Mode:Server",
@@ -86,11 +89,11 @@ fn serve(listener: TcpListener, game: Game) -> Seen {
     ]
     .into_iter()
     .map(String::from)
-    .collect::<Vec<_>>();
+    .collect();
     summary.push(format!("Your_Turn:{}", game.your_turn));
     summary.extend([
         "Rematch_On_Draw:NO".into(),
-        "Max_Moves:256".into(),
+        format!("Max_Moves:{}", game.max_moves),
         "BEGIN Time".into(),
         "Time_Unit:1sec".into(),
     ]);
@@ -137,6 +140,7 @@ fn serve(listener: TcpListener, game: Game) -> Seen {
     let mut opponent = game.opponent.into_iter();
     let mut auto_left = game.auto_moves;
     let mut turn_start = Instant::now();
+    let mut plies = record.main_moves().count();
     let finish = |stream: &mut TcpStream, lines: &[&str], seen: &mut Seen| {
         for l in lines {
             send(stream, l);
@@ -144,6 +148,13 @@ fn serve(listener: TcpListener, game: Game) -> Seen {
         }
     };
     loop {
+        if plies >= game.max_moves {
+            // Time for a client that ignores the limit to send a move, which
+            // the check after the game then catches.
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            finish(&mut stream, &["#MAX_MOVES", "#CENSORED"], &mut seen);
+            break;
+        }
         if pos.turn() == client {
             let Some(line) = read(&mut keepalives) else {
                 return seen;
@@ -171,6 +182,7 @@ fn serve(listener: TcpListener, game: Game) -> Seen {
                 break;
             };
             pos.apply_move32(legal);
+            plies += 1;
             seen.client_moves.push((line.clone(), secs));
             send(&mut stream, &format!("{mv},T{secs}"));
         } else {
@@ -194,6 +206,7 @@ fn serve(listener: TcpListener, game: Game) -> Seen {
                     let legal = niwatori::play::game::legal_move(&pos, &m32.to_usi())
                         .expect("scripted opponent move is legal");
                     pos.apply_move32(legal);
+                    plies += 1;
                     send(&mut stream, &format!("{mv},T1"));
                     turn_start = Instant::now();
                 }
@@ -266,6 +279,7 @@ fn plays_a_game_from_a_summary_with_moves_and_wins_on_resignation() {
         opponent: vec!["-3334FU"],
         opponent_ms: 2500,
         auto_moves: 0,
+        max_moves: 256,
     };
     let (seen, outcomes, dir) = run(game, OnGo::Script(&engine_moves));
     assert!(
@@ -364,6 +378,7 @@ fn resigns_when_mated_and_reads_the_ending_sequence() {
         opponent: vec![],
         opponent_ms: 0,
         auto_moves: 0,
+        max_moves: 256,
     };
     let (seen, outcomes, _dir) = run(game, OnGo::Script(&[]));
     assert_eq!(seen.endings, ["%TORYO,T0", "#RESIGN", "#LOSE"]);
@@ -372,6 +387,39 @@ fn resigns_when_mated_and_reads_the_ending_sequence() {
     let record = parse_csa_bytes(&std::fs::read(&o.record).unwrap()).unwrap();
     assert_eq!(record.result(), GameResult::BlackWin);
     assert_eq!(record.main_moves().count(), 1);
+}
+
+#[test]
+fn stops_at_the_servers_move_limit_and_records_a_draw() {
+    // Max_Moves 4 with two moves in the summary: we play the third, the
+    // opponent the fourth, and then it is our turn but no move may follow.
+    let game = Game {
+        your_turn: '+',
+        position: vec!["PI", "+", "+2726FU,T3", "-8384FU,T2"],
+        total: 60,
+        byoyomi: 0,
+        opponent: vec!["-3334FU", "-8485FU"],
+        opponent_ms: 0,
+        auto_moves: 0,
+        max_moves: 4,
+    };
+    let (seen, outcomes, dir) = run(
+        game,
+        OnGo::Script(&["2g2f", "8c8d", "7g7f", "3c3d", "6i7h"]),
+    );
+    assert_eq!(seen.client_moves.len(), 1, "{seen:?}");
+    assert_eq!(seen.endings, ["#MAX_MOVES", "#CENSORED"]);
+    let o = &outcomes[0];
+    assert_eq!(
+        (o.result.as_str(), o.reasons.clone(), o.plies),
+        ("#CENSORED", vec!["#MAX_MOVES".to_string()], 4)
+    );
+    let log = std::fs::read_to_string(dir.path().join("eng.sh.in")).unwrap();
+    assert!(log.contains("gameover draw"), "{log}");
+    let record = parse_csa_bytes(&std::fs::read(&o.record).unwrap()).unwrap();
+    assert_eq!(record.main_moves().count(), 4);
+    // The record says %HIKIWAKE, which rsshogi reads as its generic draw.
+    assert_eq!(record.result(), GameResult::DrawByImpasse);
 }
 
 #[test]
@@ -386,6 +434,7 @@ fn a_hung_engine_does_not_lose_on_time() {
         opponent: vec![],
         opponent_ms: 0,
         auto_moves: 0,
+        max_moves: 256,
     };
     let (seen, outcomes, _dir) = run(game, OnGo::Sleep(5, &["7g7f"]));
     assert!(!seen.time_up, "{seen:?}");
@@ -409,6 +458,7 @@ fn wrong_password_is_a_clear_error() {
         opponent: vec![],
         opponent_ms: 0,
         auto_moves: 0,
+        max_moves: 256,
     };
     let server = std::thread::spawn(move || serve(listener, game));
     let mut opts = client_options(port, spec, &dir.path().join("out"));
@@ -433,6 +483,7 @@ fn niwatori_itself_plays_through_the_bridge() {
         opponent: vec![],
         opponent_ms: 0,
         auto_moves: 4,
+        max_moves: 256,
     };
     let server = std::thread::spawn(move || serve(listener, game));
     let mut opts = client_options(

@@ -293,6 +293,15 @@ impl Connection {
         })
     }
 
+    /// Renames the transcript to `path`; where it stays if that fails.
+    fn keep_transcript(self, path: &std::path::Path) -> PathBuf {
+        if std::fs::rename(&self.transcript_path, path).is_ok() {
+            path.to_path_buf()
+        } else {
+            self.transcript_path
+        }
+    }
+
     /// The next non-empty line; keep-alive lines are sent while waiting. `None` at `deadline`.
     fn recv(
         &mut self,
@@ -419,6 +428,8 @@ pub fn run_csa(opts: &CsaOptions) -> Result<Vec<CsaGameOutcome>, CsaError> {
     Ok(outcomes)
 }
 
+/// One game on its own connection: log in, agree to the summary's game, play
+/// it out, save the record and transcript, log out.
 fn play_one(
     opts: &CsaOptions,
     n: usize,
@@ -430,42 +441,83 @@ fn play_one(
     let session_path = opts.out_dir.join(format!("session-{unix}-{n}.log"));
     let mut conn = Connection::open(opts, session_path)?;
     let keepalive = Duration::from_secs(opts.keepalive_secs.max(1));
+    login(&mut conn, opts, keepalive)?;
+    let summary = read_summary(&mut conn, keepalive)?;
+    let mut game = Game::new(&summary, unix)?;
+    if engine.is_none() {
+        *engine = Some(UsiEngine::start(&opts.engine, &opts.niwatori_exe)?);
+    }
+    agree(&mut conn, &summary, keepalive)?;
+    let ending = game.play(opts, &mut conn, engine, keepalive)?;
+    game.record_ending(&ending);
+    if let Some(e) = engine.as_mut()
+        && e.game_over(game.result_word()).is_err()
+    {
+        *engine = None;
+    }
+    let stem = file_stem(&summary.game_id);
+    let record_path = opts.out_dir.join(format!(
+        "{}.csa",
+        stem.clone().unwrap_or_else(|| format!("game-{unix}-{n}"))
+    ));
+    game.save(&record_path, &summary.game_id)?;
+    logout(&mut conn, keepalive);
+    let transcript = conn.keep_transcript(&opts.out_dir.join(format!(
+        "{}.log",
+        stem.unwrap_or_else(|| format!("session-{unix}-{n}"))
+    )));
+    Ok(CsaGameOutcome {
+        game_id: summary.game_id,
+        our_side: game.us,
+        result: ending.result,
+        reasons: ending.reasons,
+        plies: game.plies(),
+        record: record_path,
+        transcript,
+        fallback_moves: game.fallback_moves,
+    })
+}
+
+/// `LOGIN user [game,]password`; the password is masked in the transcript.
+fn login(conn: &mut Connection, opts: &CsaOptions, keepalive: Duration) -> Result<(), CsaError> {
     let password = match &opts.game {
         Some(g) => format!("{g},{}", opts.password),
         None => opts.password.clone(),
     };
     conn.mask = Some(opts.password.clone());
     conn.send(&format!("LOGIN {} {password}", opts.user))?;
-    let login = conn
+    let reply = conn
         .recv(keepalive, None, "waiting for LOGIN reply")?
         .map(|x| x.1)
         .unwrap_or_default();
-    if login != format!("LOGIN:{} OK", opts.user) {
-        return Err(CsaError::Login(login));
+    if reply != format!("LOGIN:{} OK", opts.user) {
+        return Err(CsaError::Login(reply));
     }
-    // Game_Summary
-    let mut summary_lines = Vec::new();
+    Ok(())
+}
+
+/// The lines between `BEGIN Game_Summary` and `END Game_Summary`, parsed.
+fn read_summary(conn: &mut Connection, keepalive: Duration) -> Result<GameSummary, CsaError> {
+    let mut lines = Vec::new();
     loop {
         let (_, line) = conn
             .recv(keepalive, None, "waiting for Game_Summary")?
             .expect("no deadline");
-        if line == "BEGIN Game_Summary" {
-            continue;
+        match line.as_str() {
+            "BEGIN Game_Summary" => continue,
+            "END Game_Summary" => break,
+            _ => lines.push(line),
         }
-        if line == "END Game_Summary" {
-            break;
-        }
-        summary_lines.push(line);
     }
-    let summary = GameSummary::parse(&summary_lines)?;
-    let (opening, mut pos, used) = summary_position(&summary)?;
-    let mut clock = Clock::new(summary.tc);
-    for (side, u) in used.iter().enumerate() {
-        clock.set_remaining_ms(side, summary.tc.total_ms.saturating_sub(*u));
-    }
-    if engine.is_none() {
-        *engine = Some(UsiEngine::start(&opts.engine, &opts.niwatori_exe)?);
-    }
+    GameSummary::parse(&lines)
+}
+
+/// `AGREE`, then `START` (anything else is the server rejecting the game).
+fn agree(
+    conn: &mut Connection,
+    summary: &GameSummary,
+    keepalive: Duration,
+) -> Result<(), CsaError> {
     conn.send(&format!("AGREE {}", summary.game_id))?;
     let (_, start) = conn
         .recv(keepalive, None, "waiting for START")?
@@ -474,89 +526,192 @@ fn play_one(
         let _ = conn.send("LOGOUT");
         return Err(CsaError::Rejected(start));
     }
-    let us = summary.our_side;
-    let mut record = GameRecord {
-        black: summary.names[0].clone(),
-        white: summary.names[1].clone(),
-        opening: opening.clone(),
-        moves: Vec::new(),
-        winner: None,
-        side_to_move_at_end: side_index(pos.turn()),
-        reason: EndReason::Server(String::new()),
-        limit: Limit::Time(summary.tc),
-        started_unix: unix,
-    };
-    let mut new_game_done = false;
-    let mut fallback_moves = 0;
-    let mut reasons = Vec::new();
-    let mut pending: Option<PlayedMove> = None; // our move awaiting the echo
-    let mut ended_by_us = false; // sent %TORYO or %KACHI; only # lines follow
-    let mut turn_started = Instant::now();
-    let result = 'game: loop {
-        let side = side_index(pos.turn());
-        if side == us && pending.is_none() && !ended_by_us {
-            if !new_game_done {
-                if let Some(e) = engine.as_mut()
-                    && e.new_game().is_err()
-                {
-                    *engine = None; // think() starts a fresh one
-                }
-                new_game_done = true;
+    Ok(())
+}
+
+/// `LOGOUT`; a server that already closed the connection is fine.
+fn logout(conn: &mut Connection, keepalive: Duration) {
+    if conn.send("LOGOUT").is_ok() {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while let Ok(Some((_, line))) = conn.recv(keepalive, Some(deadline), "logging out") {
+            if line.starts_with("LOGOUT:") {
+                break;
             }
-            let (line, played) = think(
-                opts,
-                engine,
-                &pos,
-                &opening,
-                &record.moves,
-                &clock,
-                us,
-                turn_started,
-                &mut fallback_moves,
-            )?;
-            conn.send(&line)?;
-            ended_by_us = line.starts_with('%');
-            pending = played;
         }
-        let Some((t, line)) = conn.recv(keepalive, None, "playing")? else {
-            continue;
+    }
+    let _ = conn.stream.shutdown(std::net::Shutdown::Both);
+}
+
+/// The game id as a file name (`None` when the server gave none).
+fn file_stem(game_id: &str) -> Option<String> {
+    let safe: String = game_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_+.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    (!safe.is_empty()).then_some(safe)
+}
+
+/// How the server ended the game: the result line and the `#` lines before it.
+struct Ending {
+    /// `#WIN`, `#LOSE`, `#DRAW`, `#CENSORED` or `#CHUDAN`.
+    result: String,
+    reasons: Vec<String>,
+}
+
+/// The game as it is played: position, clocks and the record being written.
+struct Game {
+    us: usize,
+    unit_ms: u64,
+    least_time_ms: u64,
+    max_moves: Option<u32>,
+    opening: Opening,
+    pos: Position,
+    clock: Clock,
+    record: GameRecord,
+    fallback_moves: usize,
+}
+
+impl Game {
+    fn new(summary: &GameSummary, started_unix: u64) -> Result<Game, CsaError> {
+        let (opening, pos, used) = summary_position(summary)?;
+        let mut clock = Clock::new(summary.tc);
+        for (side, u) in used.iter().enumerate() {
+            clock.set_remaining_ms(side, summary.tc.total_ms.saturating_sub(*u));
+        }
+        let record = GameRecord {
+            black: summary.names[0].clone(),
+            white: summary.names[1].clone(),
+            opening: opening.clone(),
+            moves: Vec::new(),
+            winner: None,
+            side_to_move_at_end: side_index(pos.turn()),
+            reason: EndReason::Server(String::new()),
+            limit: Limit::Time(summary.tc),
+            started_unix,
         };
-        if line.starts_with("##") {
-            continue; // shogi-server extensions (##[CHAT] …)
-        }
-        if let Some(r) = line.strip_prefix('#') {
-            let r = format!("#{r}");
-            if matches!(
-                r.as_str(),
-                "#WIN" | "#LOSE" | "#DRAW" | "#CENSORED" | "#CHUDAN"
-            ) {
-                break 'game r;
+        Ok(Game {
+            us: summary.our_side,
+            unit_ms: summary.unit_ms,
+            least_time_ms: summary.least_time_ms,
+            max_moves: summary.max_moves,
+            opening,
+            pos,
+            clock,
+            record,
+            fallback_moves: 0,
+        })
+    }
+
+    /// Plies from the initial position, the summary's moves included.
+    fn plies(&self) -> usize {
+        self.opening.moves.len() + self.record.moves.len()
+    }
+
+    /// Whether the server's move limit is reached: no move may follow.
+    fn at_max_moves(&self) -> bool {
+        self.max_moves.is_some_and(|m| self.plies() >= m as usize)
+    }
+
+    /// Exchanges moves until the server's result line.
+    fn play(
+        &mut self,
+        opts: &CsaOptions,
+        conn: &mut Connection,
+        engine: &mut Option<UsiEngine>,
+        keepalive: Duration,
+    ) -> Result<Ending, CsaError> {
+        let mut new_game_done = false;
+        let mut reasons = Vec::new();
+        let mut pending: Option<PlayedMove> = None; // our move awaiting the echo
+        let mut ended_by_us = false; // sent %TORYO or %KACHI; only # lines follow
+        let mut turn_started = Instant::now();
+        loop {
+            let side = side_index(self.pos.turn());
+            if side == self.us && pending.is_none() && !ended_by_us && !self.at_max_moves() {
+                if !new_game_done {
+                    if let Some(e) = engine.as_mut()
+                        && e.new_game().is_err()
+                    {
+                        *engine = None; // think() starts a fresh one
+                    }
+                    new_game_done = true;
+                }
+                let (line, played) = think(
+                    opts,
+                    engine,
+                    &self.pos,
+                    &self.opening,
+                    &self.record.moves,
+                    &self.clock,
+                    self.us,
+                    turn_started,
+                    &mut self.fallback_moves,
+                )?;
+                conn.send(&line)?;
+                ended_by_us = line.starts_with('%');
+                pending = played;
             }
-            reasons.push(r);
-            continue;
+            let Some((t, line)) = conn.recv(keepalive, None, "playing")? else {
+                continue;
+            };
+            if line.starts_with("##") {
+                continue; // shogi-server extensions (##[CHAT] …)
+            }
+            if line.starts_with('#') {
+                if matches!(
+                    line.as_str(),
+                    "#WIN" | "#LOSE" | "#DRAW" | "#CENSORED" | "#CHUDAN"
+                ) {
+                    return Ok(Ending {
+                        result: line,
+                        reasons,
+                    });
+                }
+                reasons.push(line);
+                continue;
+            }
+            if line.starts_with('%') {
+                continue; // %TORYO / %KACHI echoes; the # lines follow
+            }
+            if self.take_move(&line, &mut pending)? {
+                turn_started = t;
+            }
         }
-        if line.starts_with('%') {
-            continue; // %TORYO / %KACHI echoes; the # lines follow
-        }
-        let (mv, time) = split_echo(&line);
+    }
+
+    /// Applies a move line from the server (ours echoed or the opponent's);
+    /// `false` for lines that are not moves.
+    fn take_move(
+        &mut self,
+        line: &str,
+        pending: &mut Option<PlayedMove>,
+    ) -> Result<bool, CsaError> {
+        let (mv, time) = split_echo(line);
         if !(mv.starts_with('+') || mv.starts_with('-')) || mv.len() < 7 {
-            continue; // comments and unknown lines are ignored
+            return Ok(false); // comments and unknown lines are ignored
         }
         let mover = if mv.starts_with('+') { 0 } else { 1 };
         let proto = |what: &str| CsaError::Protocol {
-            line: line.clone(),
+            line: line.to_string(),
             what: what.into(),
         };
-        if mover != side {
+        if mover != side_index(self.pos.turn()) {
             return Err(proto("move by the side not to move"));
         }
-        let m32 = pos.move_from_csa(mv);
-        let usi = m32.to_usi();
-        let Some(legal) = legal_move(&pos, &usi) else {
+        let usi = self.pos.move_from_csa(mv).to_usi();
+        let Some(legal) = legal_move(&self.pos, &usi) else {
             return Err(proto("not a legal move"));
         };
-        let used_ms = time.unwrap_or(0) * summary.unit_ms;
-        let _ = clock.consume(mover, used_ms.max(summary.least_time_ms), u64::MAX / 4);
+        let used_ms = time.unwrap_or(0) * self.unit_ms;
+        let _ = self
+            .clock
+            .consume(mover, used_ms.max(self.least_time_ms), u64::MAX / 4);
         let mut played = PlayedMove {
             usi: usi.clone(),
             elapsed_ms: used_ms,
@@ -565,7 +720,7 @@ fn play_one(
             depth: None,
             nodes: None,
         };
-        if mover == us {
+        if mover == self.us {
             match pending.take() {
                 Some(p) if p.usi == usi => {
                     played.score = p.score;
@@ -576,105 +731,55 @@ fn play_one(
                 _ => return Err(proto("echo of a move we did not send")),
             }
         }
-        pos.apply_move32(legal);
-        record.moves.push(played);
-        turn_started = t;
-    };
-    // Ending
-    record.side_to_move_at_end = side_index(pos.turn());
-    record.winner = match result.as_str() {
-        "#WIN" => Some(us),
-        "#LOSE" => Some(1 - us),
-        _ => None,
-    };
-    let stm = side_index(pos.turn());
-    record.reason = match reasons.first().map(String::as_str) {
-        Some("#RESIGN") => EndReason::Resign,
-        Some("#TIME_UP") => EndReason::TimeLoss("server: #TIME_UP".into()),
-        Some("#ILLEGAL_MOVE") => EndReason::IllegalMove("(server: #ILLEGAL_MOVE)".into()),
-        Some("#SENNICHITE") => EndReason::Repetition,
-        Some("#OUTE_SENNICHITE") => EndReason::PerpetualCheck,
-        Some("#JISHOGI") if record.winner == Some(stm) => EndReason::Declaration,
-        Some("#JISHOGI") if record.winner.is_some() => EndReason::IllegalDeclaration,
-        Some("#MAX_MOVES") => EndReason::MaxMoves,
-        _ => EndReason::Server(format!("{} {result}", reasons.join(" "))),
-    };
-    if let Some(e) = engine.as_mut() {
-        let word = match record.winner {
-            Some(w) if w == us => "win",
+        self.pos.apply_move32(legal);
+        self.record.moves.push(played);
+        Ok(true)
+    }
+
+    /// Puts the server's verdict into the record.
+    fn record_ending(&mut self, ending: &Ending) {
+        let stm = side_index(self.pos.turn());
+        let record = &mut self.record;
+        record.side_to_move_at_end = stm;
+        record.winner = match ending.result.as_str() {
+            "#WIN" => Some(self.us),
+            "#LOSE" => Some(1 - self.us),
+            _ => None,
+        };
+        record.reason = match ending.reasons.first().map(String::as_str) {
+            Some("#RESIGN") => EndReason::Resign,
+            Some("#TIME_UP") => EndReason::TimeLoss("server: #TIME_UP".into()),
+            Some("#ILLEGAL_MOVE") => EndReason::IllegalMove("(server: #ILLEGAL_MOVE)".into()),
+            Some("#SENNICHITE") => EndReason::Repetition,
+            Some("#OUTE_SENNICHITE") => EndReason::PerpetualCheck,
+            Some("#JISHOGI") if record.winner == Some(stm) => EndReason::Declaration,
+            Some("#JISHOGI") if record.winner.is_some() => EndReason::IllegalDeclaration,
+            Some("#MAX_MOVES") => EndReason::MaxMoves,
+            _ => EndReason::Server(format!("{} {}", ending.reasons.join(" "), ending.result)),
+        };
+    }
+
+    /// The USI `gameover` word for our engine.
+    fn result_word(&self) -> &'static str {
+        match self.record.winner {
+            Some(w) if w == self.us => "win",
             Some(_) => "lose",
             None => "draw",
-        };
-        if e.game_over(word).is_err() {
-            *engine = None;
         }
     }
-    let safe_id: String = summary
-        .game_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_+.".contains(c) {
-                c
-            } else {
-                '_'
-            }
+
+    /// Writes the CSA record, its event named after the server's game id.
+    fn save(&self, path: &std::path::Path, game_id: &str) -> Result<(), CsaError> {
+        let text = to_csa(&self.record).map_err(|e| CsaError::Protocol {
+            line: String::new(),
+            what: e.to_string(),
+        })?;
+        let text = text.replacen("$EVENT:niwatori match", &format!("$EVENT:{game_id}"), 1);
+        write_atomic(path, &text).map_err(|source| CsaError::Io {
+            path: path.to_path_buf(),
+            source,
         })
-        .collect();
-    let record_path = opts.out_dir.join(format!(
-        "{}.csa",
-        if safe_id.is_empty() {
-            format!("game-{unix}-{n}")
-        } else {
-            safe_id.clone()
-        }
-    ));
-    let text = to_csa(&record).map_err(|e| CsaError::Protocol {
-        line: String::new(),
-        what: e.to_string(),
-    })?;
-    let text = text.replacen(
-        "$EVENT:niwatori match",
-        &format!("$EVENT:{}", summary.game_id),
-        1,
-    );
-    write_atomic(&record_path, &text).map_err(|source| CsaError::Io {
-        path: record_path.clone(),
-        source,
-    })?;
-    // LOGOUT; a server that already closed the connection is fine.
-    if conn.send("LOGOUT").is_ok() {
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while let Ok(Some((_, line))) = conn.recv(keepalive, Some(deadline), "logging out") {
-            if line.starts_with("LOGOUT:") {
-                break;
-            }
-        }
     }
-    let _ = conn.stream.shutdown(std::net::Shutdown::Both);
-    let transcript = conn.transcript_path.clone();
-    let final_transcript = opts.out_dir.join(format!(
-        "{}.log",
-        if safe_id.is_empty() {
-            format!("session-{unix}-{n}")
-        } else {
-            safe_id
-        }
-    ));
-    let transcript = if std::fs::rename(&transcript, &final_transcript).is_ok() {
-        final_transcript
-    } else {
-        transcript
-    };
-    Ok(CsaGameOutcome {
-        game_id: summary.game_id,
-        our_side: us,
-        result,
-        reasons,
-        plies: opening.moves.len() + record.moves.len(),
-        record: record_path,
-        transcript,
-        fallback_moves,
-    })
 }
 
 /// Asks the engine for a move; returns the line to send and the move as played.
