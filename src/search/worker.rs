@@ -4,6 +4,7 @@
 //! and a mate-in-1 check at the horizon.
 
 use std::marker::PhantomData;
+use std::ops::ControlFlow;
 use std::sync::atomic::Ordering;
 
 use rsshogi::board::{
@@ -26,7 +27,7 @@ use super::score::{
 };
 use super::see::see;
 use crate::eval::{Evaluator, Learned};
-use crate::tt::{Bound, TranspositionTable};
+use crate::tt::{Bound, Entry, TranspositionTable};
 
 /// Beyond this many plies of quiescence, a position is judged by its evaluation.
 const MAX_QUIESCENCE_PLY: usize = 16;
@@ -77,6 +78,57 @@ const COUNTER_ORDER: i32 = 1 << 26;
 
 /// No static evaluation at this ply (the side to move was in check).
 const NO_EVAL: i32 = i32::MIN;
+
+/// What the pruning and reduction rules read of a node of the main search.
+#[derive(Clone, Copy)]
+struct Node {
+    ply: usize,
+    depth: i32,
+    pv_node: bool,
+    in_check: bool,
+    /// `-INFINITE` in check.
+    static_eval: i32,
+    improving: bool,
+}
+
+/// A move of a node's loop, as late-move pruning and reductions see it.
+struct LateMove {
+    mv: Move32,
+    /// Its ordering score.
+    order: i32,
+    /// Moves searched before it.
+    searched: usize,
+    quiet: bool,
+    gives_check: bool,
+    /// The game search's base reduction for its depth and move number.
+    reduction: i32,
+}
+
+/// How many plies shallower a move after the first is searched with a null
+/// window (it is searched again at full depth if it beats alpha).
+#[inline(always)]
+fn late_move_reduction<M: Mode>(node: &Node, late: &LateMove, new_depth: i32) -> i32 {
+    let (depth, searched, quiet, order) = (node.depth, late.searched, late.quiet, late.order);
+    if M::SELECTIVE {
+        if depth >= 2 && searched > usize::from(node.pv_node) && (quiet || order < 0) {
+            let mut r = late.reduction;
+            r -= i32::from(node.pv_node);
+            r += i32::from(!node.improving);
+            r -= i32::from(node.in_check || late.gives_check);
+            if quiet {
+                r -= i32::from(order >= COUNTER_ORDER);
+                r -= (order / 12_000).clamp(-2, 2);
+            }
+            r.clamp(0, (new_depth - 1).max(0))
+        } else {
+            0
+        }
+    } else if depth >= 3 && searched >= 3 && quiet && !node.in_check && !late.gives_check {
+        1 + i32::from(searched >= 8) + i32::from(depth >= 8 && searched >= 16)
+    } else {
+        0
+    }
+}
 
 /// A table score of this bound settles the window (`alpha`, `beta`).
 fn bound_cuts(bound: Bound, score: i32, alpha: i32, beta: i32) -> bool {
@@ -511,8 +563,8 @@ impl<'a, M: Mode> Worker<'a, M> {
     /// moves and continuation histories too.
     pub fn search(
         &mut self,
-        mut alpha: i32,
-        mut beta: i32,
+        alpha: i32,
+        beta: i32,
         mut depth: i32,
         ply: usize,
         pv_node: bool,
@@ -527,22 +579,10 @@ impl<'a, M: Mode> Worker<'a, M> {
             return 0;
         }
         self.seldepth = self.seldepth.max(ply);
-        if ply > 0 {
-            match self.pos.cached_repetition_state_with_ply(ply) {
-                RepetitionState::Draw => return 0,
-                RepetitionState::Win => return mate_in(ply),
-                RepetitionState::Lose => return mated_in(ply),
-                _ => {}
-            }
-            alpha = alpha.max(mated_in(ply));
-            beta = beta.min(mate_in(ply + 1));
-            if alpha >= beta {
-                return alpha;
-            }
-            if ply >= MAX_PLY - 1 {
-                return self.static_eval(ply);
-            }
-        }
+        let (mut alpha, beta) = match self.node_window(alpha, beta, ply) {
+            ControlFlow::Continue(window) => window,
+            ControlFlow::Break(value) => return value,
+        };
         let selective = M::SELECTIVE;
 
         // A search of this node without one move, for a singular extension:
@@ -581,71 +621,20 @@ impl<'a, M: Mode> Worker<'a, M> {
                 .find(|&e| e != NO_EVAL);
             earlier.is_none_or(|e| static_eval > e)
         };
-        if !in_check && ply > 0 && excluded == Move32::MOVE_NONE {
-            if let Some(mv) = solve_mate_in_one_in_place(self.pos) {
-                self.set_pv_leaf(ply, mv);
-                return mate_in(ply + 1);
-            }
-            if selective && !pv_node && !is_mate_score(beta) {
-                // Reverse futility: so far above beta that a quiet move
-                // would not bring it back at this depth.
-                if depth <= RFP_DEPTH
-                    && static_eval - RFP_MARGIN * (depth - i32::from(improving)) >= beta
-                {
-                    return static_eval;
-                }
-                // Razoring: far below alpha, only captures could help.
-                if depth <= RAZOR_DEPTH && static_eval + RAZOR_MARGIN * depth <= alpha {
-                    let v = self.quiescence(alpha, alpha + 1, ply, 0);
-                    if self.stopped {
-                        return 0;
-                    }
-                    if v <= alpha {
-                        return v;
-                    }
-                }
-            }
-            let null_depth = if selective { 2 } else { 3 };
-            let null_margin = if selective {
-                NULL_MOVE_MARGIN - NULL_MOVE_SLOPE * depth
-            } else {
-                0
-            };
-            if !pv_node
-                && null_ok
-                && depth >= null_depth
-                && static_eval >= beta
-                && static_eval >= beta + null_margin
-            {
-                let reduction = if selective {
-                    3 + depth / 3 + ((static_eval - beta) / 200).min(3)
-                } else {
-                    2 + depth / 4
-                };
-                if self.pos.apply_null_move().is_ok() {
-                    self.buf.evals[ply + 1] = if self.eval.null_move_negates() {
-                        self.buf.evals[ply].map(|e| -e)
-                    } else {
-                        None
-                    };
-                    self.buf.played[ply] = None;
-                    let score = -self.search(
-                        -beta,
-                        -beta + 1,
-                        depth - 1 - reduction,
-                        ply + 1,
-                        false,
-                        false,
-                    );
-                    let _ = self.pos.undo_null_move();
-                    if self.stopped {
-                        return 0;
-                    }
-                    if score >= beta {
-                        return if is_mate_score(score) { beta } else { score };
-                    }
-                }
-            }
+        let node = Node {
+            ply,
+            depth,
+            pv_node,
+            in_check,
+            static_eval,
+            improving,
+        };
+        if !in_check
+            && ply > 0
+            && excluded == Move32::MOVE_NONE
+            && let Some(value) = self.cut_before_moves(&node, alpha, beta, null_ok)
+        {
+            return value;
         }
         // Internal iterative reduction: without a move from the table this
         // node was not searched before; a shallower search is cheaper and
@@ -653,48 +642,16 @@ impl<'a, M: Mode> Worker<'a, M> {
         if selective && depth >= IIR_DEPTH && tt_move16 == 0 && excluded == Move32::MOVE_NONE {
             depth -= 1;
         }
-        // Singular extension: when every other move falls well short of the
-        // table move's score at half the depth, the table move is searched a
-        // ply deeper; when some other move also reaches beta, the node cuts.
-        let mut singular = false;
-        if selective
-            && ply > 0
-            && depth >= SINGULAR_DEPTH
-            && excluded == Move32::MOVE_NONE
-            && let Some(e) = tt_entry
-            && e.mv != 0
-            && e.depth >= depth - 3
-            && e.bound != Bound::Upper
-            && !is_mate_score(from_tt(e.score, ply))
-        {
-            let tt_move = self
-                .pos
-                .move32_from_move(rsshogi::types::Move::from_raw(e.mv));
-            if self.pos.is_pseudo_legal_move32(tt_move, false)
-                && self.pos.is_legal_after_pseudo_move32(tt_move)
-            {
-                let singular_beta = from_tt(e.score, ply) - SINGULAR_MARGIN * depth;
-                self.buf.excluded[ply] = tt_move;
-                let value = self.search(
-                    singular_beta - 1,
-                    singular_beta,
-                    (depth - 1) / 2,
-                    ply,
-                    false,
-                    false,
-                );
-                self.buf.excluded[ply] = Move32::MOVE_NONE;
-                self.buf.pv_len[ply] = ply;
-                if self.stopped {
-                    return 0;
-                }
-                if value < singular_beta {
-                    singular = true;
-                } else if singular_beta >= beta {
-                    return singular_beta;
+        let node = Node { depth, ..node };
+        let singular = match tt_entry {
+            Some(e) if selective && ply > 0 && excluded == Move32::MOVE_NONE => {
+                match self.singular(&node, e, beta) {
+                    ControlFlow::Continue(singular) => singular,
+                    ControlFlow::Break(value) => return value,
                 }
             }
-        }
+            _ => false,
+        };
 
         let killers = self.buf.killers[ply];
         let previous = [
@@ -759,40 +716,28 @@ impl<'a, M: Mode> Worker<'a, M> {
                 }
                 continue;
             }
-            let mut reduction = 0;
-            if selective {
-                reduction = self.buf.reductions.get(depth, searched + 1);
-                // Shallow pruning once some move holds a score that is not
-                // a loss by mate (so a position is never called mated for
-                // want of searched moves).
-                if ply > 0 && best > -MATE_IN_MAX_PLY && !gives_check {
-                    let lmr_depth = (depth - 1 - reduction).max(0);
-                    if quiet {
-                        if depth <= LMP_DEPTH
-                            && searched >= lmp_limit(depth, improving)
-                            && order < COUNTER_ORDER
-                        {
-                            continue;
-                        }
-                        if !in_check
-                            && lmr_depth <= FUTILITY_DEPTH
-                            && static_eval + FUTILITY_BASE + FUTILITY_MARGIN * lmr_depth <= alpha
-                        {
-                            continue;
-                        }
-                        if lmr_depth <= SEE_QUIET_DEPTH
-                            && !mv.is_drop()
-                            && see(self.pos, mv) < -SEE_QUIET_MARGIN * lmr_depth * lmr_depth
-                        {
-                            continue;
-                        }
-                    } else if depth <= SEE_CAPTURE_DEPTH
-                        && !mv.is_drop()
-                        && see(self.pos, mv) < -SEE_CAPTURE_MARGIN * depth
-                    {
-                        continue;
-                    }
-                }
+            let late = LateMove {
+                mv,
+                order,
+                searched,
+                quiet,
+                gives_check,
+                reduction: if selective {
+                    self.buf.reductions.get(depth, searched + 1)
+                } else {
+                    0
+                },
+            };
+            // Shallow pruning once some move holds a score that is not a
+            // loss by mate (so a position is never called mated for want of
+            // searched moves).
+            if selective
+                && ply > 0
+                && best > -MATE_IN_MAX_PLY
+                && !gives_check
+                && self.prunes_late_move(&node, &late, alpha)
+            {
+                continue;
             }
             if !self.pos.is_legal_after_pseudo_move32(mv) {
                 continue;
@@ -812,25 +757,7 @@ impl<'a, M: Mode> Worker<'a, M> {
             let score = if searched == 0 {
                 -self.search(-beta, -alpha, new_depth, ply + 1, pv_node, true)
             } else {
-                let reduction = if selective {
-                    if depth >= 2 && searched > usize::from(pv_node) && (quiet || order < 0) {
-                        let mut r = reduction;
-                        r -= i32::from(pv_node);
-                        r += i32::from(!improving);
-                        r -= i32::from(in_check || gives_check);
-                        if quiet {
-                            r -= i32::from(order >= COUNTER_ORDER);
-                            r -= (order / 12_000).clamp(-2, 2);
-                        }
-                        r.clamp(0, (new_depth - 1).max(0))
-                    } else {
-                        0
-                    }
-                } else if depth >= 3 && searched >= 3 && quiet && !in_check && !gives_check {
-                    1 + i32::from(searched >= 8) + i32::from(depth >= 8 && searched >= 16)
-                } else {
-                    0
-                };
+                let reduction = late_move_reduction::<M>(&node, &late, new_depth);
                 let mut s = -self.search(
                     -alpha - 1,
                     -alpha,
@@ -905,6 +832,186 @@ impl<'a, M: Mode> Worker<'a, M> {
             );
         }
         best
+    }
+
+    /// Repetitions, mate-distance bounds and the ply limit: the node's value
+    /// when it ends here, else its window narrowed to the mates still possible.
+    #[inline(always)]
+    fn node_window(&mut self, alpha: i32, beta: i32, ply: usize) -> ControlFlow<i32, (i32, i32)> {
+        if ply == 0 {
+            return ControlFlow::Continue((alpha, beta));
+        }
+        match self.pos.cached_repetition_state_with_ply(ply) {
+            RepetitionState::Draw => return ControlFlow::Break(0),
+            RepetitionState::Win => return ControlFlow::Break(mate_in(ply)),
+            RepetitionState::Lose => return ControlFlow::Break(mated_in(ply)),
+            _ => {}
+        }
+        let alpha = alpha.max(mated_in(ply));
+        let beta = beta.min(mate_in(ply + 1));
+        if alpha >= beta {
+            return ControlFlow::Break(alpha);
+        }
+        if ply >= MAX_PLY - 1 {
+            return ControlFlow::Break(self.static_eval(ply));
+        }
+        ControlFlow::Continue((alpha, beta))
+    }
+
+    /// The cuts tried before any move, at a node not in check: a mate in
+    /// one; in the game search reverse futility and razoring; the null move.
+    #[inline(always)]
+    fn cut_before_moves(
+        &mut self,
+        node: &Node,
+        alpha: i32,
+        beta: i32,
+        null_ok: bool,
+    ) -> Option<i32> {
+        let Node {
+            ply,
+            depth,
+            pv_node,
+            static_eval,
+            improving,
+            ..
+        } = *node;
+        let selective = M::SELECTIVE;
+        if let Some(mv) = solve_mate_in_one_in_place(self.pos) {
+            self.set_pv_leaf(ply, mv);
+            return Some(mate_in(ply + 1));
+        }
+        if selective && !pv_node && !is_mate_score(beta) {
+            // Reverse futility: so far above beta that a quiet move
+            // would not bring it back at this depth.
+            if depth <= RFP_DEPTH
+                && static_eval - RFP_MARGIN * (depth - i32::from(improving)) >= beta
+            {
+                return Some(static_eval);
+            }
+            // Razoring: far below alpha, only captures could help.
+            if depth <= RAZOR_DEPTH && static_eval + RAZOR_MARGIN * depth <= alpha {
+                let v = self.quiescence(alpha, alpha + 1, ply, 0);
+                if self.stopped {
+                    return Some(0);
+                }
+                if v <= alpha {
+                    return Some(v);
+                }
+            }
+        }
+        let null_depth = if selective { 2 } else { 3 };
+        let null_margin = if selective {
+            NULL_MOVE_MARGIN - NULL_MOVE_SLOPE * depth
+        } else {
+            0
+        };
+        if pv_node
+            || !null_ok
+            || depth < null_depth
+            || static_eval < beta
+            || static_eval < beta + null_margin
+        {
+            return None;
+        }
+        let reduction = if selective {
+            3 + depth / 3 + ((static_eval - beta) / 200).min(3)
+        } else {
+            2 + depth / 4
+        };
+        if self.pos.apply_null_move().is_err() {
+            return None;
+        }
+        self.buf.evals[ply + 1] = if self.eval.null_move_negates() {
+            self.buf.evals[ply].map(|e| -e)
+        } else {
+            None
+        };
+        self.buf.played[ply] = None;
+        let score = -self.search(
+            -beta,
+            -beta + 1,
+            depth - 1 - reduction,
+            ply + 1,
+            false,
+            false,
+        );
+        let _ = self.pos.undo_null_move();
+        if self.stopped {
+            return Some(0);
+        }
+        (score >= beta).then(|| if is_mate_score(score) { beta } else { score })
+    }
+
+    /// Singular extension: when every other move falls well short of the
+    /// table move's score at half the depth, the table move is searched a
+    /// ply deeper (`Continue(true)`); when some other move also reaches
+    /// beta, the node cuts (`Break`).
+    #[inline(always)]
+    fn singular(&mut self, node: &Node, e: Entry, beta: i32) -> ControlFlow<i32, bool> {
+        let Node { ply, depth, .. } = *node;
+        if depth < SINGULAR_DEPTH
+            || e.mv == 0
+            || e.depth < depth - 3
+            || e.bound == Bound::Upper
+            || is_mate_score(from_tt(e.score, ply))
+        {
+            return ControlFlow::Continue(false);
+        }
+        let tt_move = self
+            .pos
+            .move32_from_move(rsshogi::types::Move::from_raw(e.mv));
+        if !self.pos.is_pseudo_legal_move32(tt_move, false)
+            || !self.pos.is_legal_after_pseudo_move32(tt_move)
+        {
+            return ControlFlow::Continue(false);
+        }
+        let singular_beta = from_tt(e.score, ply) - SINGULAR_MARGIN * depth;
+        self.buf.excluded[ply] = tt_move;
+        let value = self.search(
+            singular_beta - 1,
+            singular_beta,
+            (depth - 1) / 2,
+            ply,
+            false,
+            false,
+        );
+        self.buf.excluded[ply] = Move32::MOVE_NONE;
+        self.buf.pv_len[ply] = ply;
+        if self.stopped {
+            ControlFlow::Break(0)
+        } else if value < singular_beta {
+            ControlFlow::Continue(true)
+        } else if singular_beta >= beta {
+            ControlFlow::Break(singular_beta)
+        } else {
+            ControlFlow::Continue(false)
+        }
+    }
+
+    /// The game search's shallow pruning of a move that gives no check:
+    /// late quiet moves (move count), quiet moves far below alpha
+    /// (futility), and moves that lose material (SEE).
+    #[inline(always)]
+    fn prunes_late_move(&self, node: &Node, late: &LateMove, alpha: i32) -> bool {
+        let depth = node.depth;
+        let lmr_depth = (depth - 1 - late.reduction).max(0);
+        let mv = late.mv;
+        if late.quiet {
+            (depth <= LMP_DEPTH
+                && late.searched >= lmp_limit(depth, node.improving)
+                && late.order < COUNTER_ORDER)
+                || (!node.in_check
+                    && lmr_depth <= FUTILITY_DEPTH
+                    && node.static_eval + FUTILITY_BASE + FUTILITY_MARGIN * lmr_depth <= alpha)
+                || (lmr_depth <= SEE_QUIET_DEPTH
+                    && !mv.is_drop()
+                    && see(self.pos, mv) < -SEE_QUIET_MARGIN * lmr_depth * lmr_depth)
+        } else {
+            depth <= SEE_CAPTURE_DEPTH
+                && !mv.is_drop()
+                && see(self.pos, mv) < -SEE_CAPTURE_MARGIN * depth
+        }
     }
 
     fn reward_quiet(
