@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! load     paths and directories → one Dataset, scheme from extract.json
+//! checkpoint  MODEL.ckpt after each iteration, and resuming from it
 //! dataset  compact CSR (sprs, u32 indices, u8 values), parallel X·v, Xᵀ·u
 //! objective  what a second-order solver needs from a loss
 //! newton   Newton-CG with line search; knows only an Objective
@@ -15,6 +16,7 @@
 //! Train programmatically with [`train_files`]; fit an in-memory data set
 //! with [`fit`].
 
+pub mod checkpoint;
 pub mod cli;
 pub mod dataset;
 pub mod diagnose;
@@ -26,15 +28,13 @@ pub mod params;
 pub mod svr;
 pub mod synth;
 
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use thiserror::Error;
 
-use crate::rows::model::{
-    DataSummary, LinearModel, ModelError, ModelMetadata, read_json, write_atomic,
-};
+use crate::rows::model::{DataSummary, LinearModel, ModelError, ModelMetadata};
+use checkpoint::{Checkpoint, CheckpointInfo};
 use dataset::Dataset;
 use newton::{IterInfo, NewtonParams, Solution, Stop};
 pub use params::{SvrParams, SvrValidParams};
@@ -148,23 +148,6 @@ pub fn train_files(
     )
 }
 
-fn checkpoint_path(out: &Path) -> PathBuf {
-    let mut s = out.as_os_str().to_owned();
-    s.push(".ckpt");
-    PathBuf::from(s)
-}
-
-#[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
-struct CheckpointInfo {
-    iteration: usize,
-    c: f64,
-    p: f64,
-    bias: f64,
-    rows: usize,
-    nonzeros: usize,
-    dim: usize,
-}
-
 /// [`train_files`] with checkpointing.
 pub fn train_files_with(
     paths: &[PathBuf],
@@ -180,8 +163,8 @@ pub fn train_files_with(
     } else {
         load::load_compact(paths, params.bias(), opts.progress)?
     };
-    let columns = loaded.columns.expect("load_compact maps columns");
-    let data = loaded.data;
+    let columns = loaded.columns.as_ref().expect("load_compact maps columns");
+    let data = &loaded.data;
     let has_bias = params.bias() >= 0.0;
     if opts.progress {
         eprintln!(
@@ -201,13 +184,7 @@ pub fn train_files_with(
             loaded.clamped_dropped
         );
     }
-    let ckpt = checkpoint_path(out);
-    // Not `MODEL.ckpt.json`: that name is the sidecar `LinearModel::load` reads.
-    let mut state = out.as_os_str().to_owned();
-    state.push(".ckpt-state.json");
-    let ckpt_json = PathBuf::from(state);
-    // Checkpoints hold full-space weights, as model files do.
-    let full_dim = columns.n_features() + usize::from(has_bias);
+    let checkpoint = Checkpoint::for_model(out);
     let info = |iteration| CheckpointInfo {
         iteration,
         c: params.c(),
@@ -215,47 +192,29 @@ pub fn train_files_with(
         bias: params.bias(),
         rows: data.n_rows(),
         nonzeros: data.nnz(),
-        dim: full_dim,
+        dim: columns.n_features() + usize::from(has_bias),
     };
     let mut w = vec![0.0; data.dim()];
     let mut first_iter = 1;
-    if opts.checkpoint && ckpt.exists() {
-        let model = LinearModel::load(&ckpt)?;
-        let saved: CheckpointInfo = read_json(&ckpt_json)?;
-        let want = info(saved.iteration);
-        if saved != want || model.raw_weights().len() != full_dim {
-            return Err(TrainError::Checkpoint {
-                path: ckpt,
-                message: format!("saved {saved:?}, this run {want:?}"),
-            });
-        }
-        w = columns
-            .compress(model.raw_weights(), has_bias)
-            .map_err(|j| TrainError::Checkpoint {
-                path: ckpt.clone(),
-                message: format!(
-                    "feature {} has a non-zero weight but does not occur in the data",
-                    j + 1
-                ),
-            })?;
-        first_iter = saved.iteration + 1;
+    if opts.checkpoint
+        && let Some((saved, iteration)) = checkpoint.resume(columns, has_bias, info)?
+    {
+        w = saved;
+        first_iter = iteration + 1;
         if opts.progress {
             eprintln!(
-                "resuming from {} after iteration {}",
-                ckpt.display(),
-                saved.iteration
+                "resuming from {} after iteration {iteration}",
+                checkpoint.path().display()
             );
         }
     }
     let start = Instant::now();
-    let solution = fit(&data, params, &mut w, first_iter, |it, w| {
+    let solution = fit(data, params, &mut w, first_iter, |it, w| {
         if opts.progress {
             eprintln!("{}", format_iter(it));
         }
         if opts.checkpoint {
-            LinearModel::new(columns.expand(w, has_bias), params.bias(), None).save(&ckpt)?;
-            let json = serde_json::to_string(&info(it.iter)).expect("serialises");
-            write_atomic(&ckpt_json, json.as_bytes())?;
+            checkpoint.save(columns.expand(w, has_bias), params.bias(), &info(it.iter))?;
         }
         Ok::<(), TrainError>(())
     })?;
@@ -271,11 +230,39 @@ pub fn train_files_with(
         load_seconds: loaded.seconds,
         train_seconds,
     };
+    save_model(loaded, params, &w, &solution, &summary, out)?;
+    if opts.checkpoint && summary.converged {
+        // The model supersedes the checkpoint; an unfinished run keeps it,
+        // so that it can be resumed with more iterations.
+        checkpoint.remove();
+    }
+    Ok(summary)
+}
+
+/// Writes the model file (full-space weights) with its sidecar.
+fn save_model(
+    loaded: load::Loaded,
+    params: &SvrValidParams,
+    compact_weights: &[f64],
+    solution: &Solution,
+    summary: &TrainSummary,
+    out: &Path,
+) -> Result<(), TrainError> {
+    let load::Loaded {
+        data,
+        columns,
+        features,
+        files,
+        max_index,
+        seconds,
+        ..
+    } = loaded;
+    let columns = columns.expect("load_compact maps columns");
     // The matrix is no longer needed: free it before the full-space weights
     // and the model text are built, so they do not add to the peak.
     drop(data);
     let meta = ModelMetadata {
-        features: loaded.features.clone(),
+        features,
         solver: "L2R_L2LOSS_SVR".into(),
         c: params.c(),
         p: params.p(),
@@ -287,22 +274,16 @@ pub fn train_files_with(
         iterations: solution.iterations,
         converged: summary.converged,
         data: DataSummary {
-            files: loaded.files.len(),
+            files: files.len(),
             rows: summary.rows,
             nonzeros: summary.nonzeros,
-            max_index: loaded.max_index,
+            max_index,
             bytes: summary.bytes,
         },
-        load_seconds: loaded.seconds,
-        train_seconds,
+        load_seconds: seconds,
+        train_seconds: summary.train_seconds,
     };
-    let w = columns.expand(&w, has_bias);
+    let w = columns.expand(compact_weights, params.bias() >= 0.0);
     LinearModel::new(w, params.bias(), Some(meta)).save(out)?;
-    if opts.checkpoint && summary.converged {
-        // The model supersedes the checkpoint; an unfinished run keeps it,
-        // so that it can be resumed with more iterations.
-        let _ = fs::remove_file(&ckpt);
-        let _ = fs::remove_file(&ckpt_json);
-    }
-    Ok(summary)
+    Ok(())
 }
