@@ -477,7 +477,7 @@ fn read_csa_game(source: &Path, index: usize, start: usize, chunk: &[&str], out:
                     };
                     let message = match (&e, at) {
                         (csa::CsaError::IllegalMove { index }, Some(i)) => {
-                            format!("illegal move {:?} (move {})", chunk[i].trim(), index + 1)
+                            illegal_move_message(chunk, i, *index)
                         }
                         _ => e.to_string(),
                     };
@@ -485,27 +485,13 @@ fn read_csa_game(source: &Path, index: usize, start: usize, chunk: &[&str], out:
                 }
             }
         };
-    // keep the moves before the bad line when they parse on their own
-    let kept = if error_at > 0 {
-        csa::parse_csa_str(&chunk[..error_at].join("\n"))
-            .ok()
-            .filter(|r| r.move_count() > 0)
-    } else {
-        None
-    };
-    let kept_moves = kept.as_ref().map_or(0, |r| r.move_count());
-    if let Some(record) = kept {
-        out.games
-            .push(game_from_record(source, index, start, &record, true));
-    }
-    out.problems.push(Problem {
-        file: source.to_path_buf(),
-        line: start + error_at + 1,
-        game_index: index,
+    let failure = Failure {
+        at: error_at,
         kind,
         message,
-        kept_moves,
-    });
+    };
+    let parse = |text: &str| csa::parse_csa_str(text).ok();
+    salvage(source, index, start, chunk, failure, parse, out);
 }
 
 /// Index of KIF move line number `n` (0-based) of the main line.
@@ -555,30 +541,60 @@ fn read_kif_game(source: &Path, index: usize, lines: &[&str], out: &mut FileGame
         kif::KifError::MissingResult => (ProblemKind::Syntax, None),
     };
     let message = match (&error, at) {
-        (kif::KifError::IllegalMove { index }, Some(i)) => {
-            format!("illegal move {:?} (move {})", lines[i].trim(), index + 1)
-        }
+        (kif::KifError::IllegalMove { index }, Some(i)) => illegal_move_message(lines, i, *index),
         _ => error.to_string(),
     };
-    let error_at = at.unwrap_or(0);
-    let kept = if error_at > 0 {
-        kif::parse_kif_str(&lines[..error_at].join("\n"))
-            .ok()
-            .filter(|r| r.move_count() > 0)
-    } else {
-        None
+    let failure = Failure {
+        at: at.unwrap_or(0),
+        kind,
+        message,
     };
+    let parse = |text: &str| kif::parse_kif_str(text).ok();
+    salvage(source, index, 0, lines, failure, parse, out);
+}
+
+/// Where and why a game failed to parse.
+struct Failure {
+    /// The bad line's index in the game's lines (0 when not found).
+    at: usize,
+    kind: ProblemKind,
+    message: String,
+}
+
+fn illegal_move_message(lines: &[&str], at: usize, move_index: usize) -> String {
+    format!(
+        "illegal move {:?} (move {})",
+        lines[at].trim(),
+        move_index + 1
+    )
+}
+
+/// Reports a game that failed to parse, keeping the moves before the bad
+/// line when they parse on their own (`parse` reads a game's text).
+fn salvage(
+    source: &Path,
+    index: usize,
+    start: usize,
+    lines: &[&str],
+    failure: Failure,
+    parse: impl Fn(&str) -> Option<rsshogi::records::Record>,
+    out: &mut FileGames,
+) {
+    let kept = (failure.at > 0)
+        .then(|| parse(&lines[..failure.at].join("\n")))
+        .flatten()
+        .filter(|r| r.move_count() > 0);
     let kept_moves = kept.as_ref().map_or(0, |r| r.move_count());
     if let Some(record) = kept {
         out.games
-            .push(game_from_record(source, index, 0, &record, true));
+            .push(game_from_record(source, index, start, &record, true));
     }
     out.problems.push(Problem {
         file: source.to_path_buf(),
-        line: error_at + 1,
+        line: start + failure.at + 1,
         game_index: index,
-        kind,
-        message,
+        kind: failure.kind,
+        message: failure.message,
         kept_moves,
     });
 }
