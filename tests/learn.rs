@@ -203,9 +203,8 @@ fn learn_args(dir: &Path) -> niwatori::learn::LearnArgs {
         iterations: 2,
         out: dir.join("models"),
         features: dir.join("features"),
-        c: 0.1,
-        p: 0.002,
-        e: 0.001,
+        // learn's own defaults: C 0.1, p 0.002, e 0.001.
+        solver: niwatori::train::params::SolverArgs::default(),
         holdout: 0.1,
         seed: 1,
         patience: 1,
@@ -236,9 +235,9 @@ fn learn_refuses_to_resume_a_run_of_other_settings() {
     type Change = fn(&mut niwatori::learn::LearnArgs);
     let changes: [(&str, Change); 10] = [
         ("kifu", |a| a.kifu = PathBuf::from("other")),
-        ("c", |a| a.c = 0.03),
-        ("p", |a| a.p = 0.005),
-        ("e", |a| a.e = 0.01),
+        ("c", |a| a.solver.c = 0.03),
+        ("p", |a| a.solver.p = 0.005),
+        ("e", |a| a.solver.e = 0.01),
         ("holdout", |a| a.holdout = 0.2),
         ("seed", |a| a.seed = 2),
         ("keep_clamped", |a| a.keep_clamped = true),

@@ -4,14 +4,17 @@ use std::path::PathBuf;
 
 use niwatori::train::diagnose::{DiagnoseArgs, diagnose};
 use niwatori::train::load;
+use niwatori::train::params::SolverArgs;
 
 fn args(sample: usize) -> DiagnoseArgs {
     DiagnoseArgs {
         paths: vec![PathBuf::new()],
         sample,
         holdout: 0.25,
-        c: 1.0,
-        p: 0.01,
+        solver: SolverArgs {
+            p: 0.01,
+            ..SolverArgs::default()
+        },
         width: None,
         seed: 3,
     }

@@ -20,7 +20,8 @@ use crate::eval::{Evaluator, Learned, Material};
 use crate::extract::{ExtractOptions, extract};
 use crate::report::{Report, SiblingValue};
 use crate::rows::FeaturesAt;
-use crate::train::{SvrParams, TrainOptions, train_files_with};
+use crate::train::params::{SolverArgs, SolverDefaults};
+use crate::train::{TrainOptions, train_files_with};
 
 /// Arguments of `niwatori learn`.
 #[derive(Args, Debug, Clone)]
@@ -37,16 +38,8 @@ pub struct LearnArgs {
     /// Where extracted features go (one folder per iteration).
     #[arg(long, default_value = "features")]
     pub features: PathBuf,
-    /// SVR cost C.
-    #[arg(short = 'c', default_value_t = 0.1)]
-    pub c: f64,
-    /// SVR epsilon p, in scaled label units (0.002 = 20 centipawns; of
-    /// 0.002, 0.005 and 0.02 the smallest ranked held-out moves best).
-    #[arg(short = 'p', default_value_t = 0.002)]
-    pub p: f64,
-    /// Newton stopping tolerance (relative gradient norm).
-    #[arg(short = 'e', default_value_t = 0.001)]
-    pub e: f64,
+    #[command(flatten)]
+    pub solver: SolverArgs<LearnDefaults>,
     /// Fraction of record files held out (seeded hash of the path).
     #[arg(long, default_value_t = 0.1)]
     pub holdout: f64,
@@ -75,6 +68,18 @@ pub struct LearnArgs {
     /// better than one or three in a measured sweep.
     #[arg(long, default_value_t = 200)]
     pub margin: i32,
+}
+
+/// `learn`'s solver defaults, chosen on held-out games: p is in scaled
+/// label units (0.002 = 20 centipawns; of 0.002, 0.005 and 0.02 the
+/// smallest ranked held-out moves best).
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct LearnDefaults;
+
+impl SolverDefaults for LearnDefaults {
+    const C: &'static str = "0.1";
+    const P: &'static str = "0.002";
+    const E: &'static str = "0.001";
 }
 
 /// One line of the learning history.
@@ -117,9 +122,9 @@ impl LearnSettings {
     pub fn of(args: &LearnArgs) -> Self {
         Self {
             kifu: args.kifu.clone(),
-            c: args.c,
-            p: args.p,
-            e: args.e,
+            c: args.solver.c,
+            p: args.solver.p,
+            e: args.solver.e,
             holdout: args.holdout,
             seed: args.seed,
             keep_clamped: args.keep_clamped,
@@ -217,8 +222,8 @@ pub fn run(args: LearnArgs) -> Result<()> {
         "--margin must be >= 0, got {}",
         args.margin
     );
-    let params = linfa::ParamGuard::check(SvrParams::default().c(args.c).p(args.p).eps(args.e))
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let params =
+        linfa::ParamGuard::check(args.solver.params()).map_err(|e| anyhow::anyhow!("{e}"))?;
     let settings = LearnSettings::of(&args);
     for dir in [&args.out, &args.features] {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -252,9 +257,9 @@ pub fn run(args: LearnArgs) -> Result<()> {
         train_files_list.len(),
         held_games.len(),
         held_files.len(),
-        args.c,
-        args.p,
-        args.e,
+        args.solver.c,
+        args.solver.p,
+        args.solver.e,
         args.margin
     );
     let history_path = args.out.join("history.json");

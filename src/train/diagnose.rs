@@ -18,7 +18,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 
 use super::dataset::Dataset;
-use super::params::SvrParams;
+use super::params::SolverArgs;
 use crate::rows::libsvm::Rows;
 
 /// Arguments of `niwatori diagnose`.
@@ -33,12 +33,9 @@ pub struct DiagnoseArgs {
     /// Share of the sample held out for testing.
     #[arg(long, default_value_t = 0.2)]
     pub holdout: f64,
-    /// C of both SVRs.
-    #[arg(short = 'c', default_value_t = 1.0)]
-    pub c: f64,
-    /// Epsilon of the loss of both SVRs.
-    #[arg(short = 'p', default_value_t = 0.1)]
-    pub p: f64,
+    /// C and p of both SVRs; e stops the linear one's solver.
+    #[command(flatten)]
+    pub solver: SolverArgs,
     /// Gaussian kernel width: k(x,x') = exp(−‖x−x'‖²/width); default the
     /// median squared distance between sampled rows.
     #[arg(long)]
@@ -119,7 +116,7 @@ pub fn diagnose(data: &Dataset, args: &DiagnoseArgs) -> Result<Diagnosis> {
     if !(args.holdout > 0.0 && args.holdout < 1.0) {
         bail!("--holdout must be in (0, 1), got {}", args.holdout);
     }
-    let params = SvrParams::default().c(args.c).p(args.p).check()?;
+    let params = args.solver.params().check()?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(args.seed);
     let mut all: Vec<usize> = (0..data.n_rows()).collect();
     all.shuffle(&mut rng);
@@ -152,7 +149,7 @@ pub fn diagnose(data: &Dataset, args: &DiagnoseArgs) -> Result<Diagnosis> {
         None => median_sq_distance(&train_dense),
     };
     let svm = Svm::<f64, f64>::params()
-        .c_svr(args.c, Some(args.p))
+        .c_svr(args.solver.c, Some(args.solver.p))
         .gaussian_kernel(width)
         .fit(&DatasetBase::new(
             train_dense.clone(),

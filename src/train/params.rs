@@ -121,25 +121,99 @@ impl ParamGuard for SvrParams {
     }
 }
 
-/// The solver's command-line options, as LIBLINEAR's `-s 11` has them and
-/// with its defaults: one declaration for `train` and `bench train`.
-/// (`learn` keeps its own defaults, chosen on held-out games.)
-#[derive(clap::Args, Debug, Clone, Copy, PartialEq)]
-pub struct SolverArgs {
-    /// Cost C of the loss.
-    #[arg(short = 'c', default_value_t = 1.0)]
-    pub c: f64,
-    /// Epsilon p of the epsilon-insensitive loss.
-    #[arg(short = 'p', default_value_t = 0.1)]
-    pub p: f64,
-    /// Stop when |grad f(w)| <= e * |grad f(0)|.
-    #[arg(short = 'e', default_value_t = 1e-4)]
-    pub e: f64,
+/// Defaults of the solver's options, per command (as text: clap shows and
+/// parses them as typed).
+pub trait SolverDefaults:
+    Clone + Copy + std::fmt::Debug + PartialEq + Send + Sync + 'static
+{
+    const C: &'static str;
+    const P: &'static str;
+    const E: &'static str;
 }
 
-impl SolverArgs {
+/// LIBLINEAR's own defaults for `-s 11` (`train`, `bench train`, `diagnose`).
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct LiblinearDefaults;
+
+impl SolverDefaults for LiblinearDefaults {
+    const C: &'static str = "1";
+    const P: &'static str = "0.1";
+    const E: &'static str = "0.0001";
+}
+
+/// The solver's command-line options, as LIBLINEAR's `-s 11` has them: one
+/// declaration for every command that trains, each with its defaults `D`.
+#[derive(clap::Args, Debug, Clone, Copy, PartialEq)]
+pub struct SolverArgs<D: SolverDefaults = LiblinearDefaults> {
+    /// Cost C of the loss.
+    #[arg(short = 'c', default_value = D::C)]
+    pub c: f64,
+    /// Epsilon p of the epsilon-insensitive loss.
+    #[arg(short = 'p', default_value = D::P)]
+    pub p: f64,
+    /// Stop when |grad f(w)| <= e * |grad f(0)|.
+    #[arg(short = 'e', default_value = D::E)]
+    pub e: f64,
+    #[arg(skip)]
+    pub defaults: std::marker::PhantomData<D>,
+}
+
+impl<D: SolverDefaults> Default for SolverArgs<D> {
+    /// The defaults `D` gives, as the command line would have them.
+    fn default() -> Self {
+        let parse = |v: &str| v.parse().expect("solver defaults are numbers");
+        SolverArgs {
+            c: parse(D::C),
+            p: parse(D::P),
+            e: parse(D::E),
+            defaults: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<D: SolverDefaults> SolverArgs<D> {
     /// The (unchecked) parameters these options set.
     pub fn params(&self) -> SvrParams {
         SvrParams::default().c(self.c).p(self.p).eps(self.e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli<D: SolverDefaults> {
+        #[command(flatten)]
+        solver: SolverArgs<D>,
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Other;
+    impl SolverDefaults for Other {
+        const C: &'static str = "0.5";
+        const P: &'static str = "0.02";
+        const E: &'static str = "0.01";
+    }
+
+    #[test]
+    fn each_command_gets_its_own_defaults_and_flags_override_them() {
+        let parse = |args: &[&str]| {
+            Cli::<LiblinearDefaults>::try_parse_from(args)
+                .unwrap()
+                .solver
+        };
+        assert_eq!(parse(&["t"]), SolverArgs::default());
+        assert_eq!(
+            (parse(&["t"]).c, parse(&["t"]).p, parse(&["t"]).e),
+            (1.0, 0.1, 1e-4)
+        );
+        let other = Cli::<Other>::try_parse_from(["t", "-p", "0.3"])
+            .unwrap()
+            .solver;
+        assert_eq!((other.c, other.p, other.e), (0.5, 0.3, 0.01));
+        assert_eq!(SolverArgs::<Other>::default().p, 0.02);
     }
 }
