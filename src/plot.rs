@@ -50,12 +50,8 @@ pub enum PlotError {
     NoData { path: PathBuf, what: String },
     #[error("cannot draw {path}: {message}")]
     Draw { path: PathBuf, message: String },
-    #[error("cannot rename {tmp} to {path}: {source}")]
-    Rename {
-        tmp: PathBuf,
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
 }
 
 /// One evaluator's top-1 agreement per phase label, as a fraction in 0..=1.
@@ -277,29 +273,15 @@ fn write_atomically(
     draw: impl FnOnce(&Area) -> DrawResult,
 ) -> Result<(), PlotError> {
     ensure_font()?;
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp.png");
-    let tmp = PathBuf::from(tmp);
-    let drawn = (|| {
-        let root = BitMapBackend::new(&tmp, size).into_drawing_area();
-        root.fill(&WHITE)?;
-        draw(&root)?;
-        root.present()
-    })();
-    if let Err(e) = drawn {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(PlotError::Draw {
-            path: path.to_owned(),
-            message: e.to_string(),
-        });
-    }
-    std::fs::rename(&tmp, path).map_err(|source| {
-        let _ = std::fs::remove_file(&tmp);
-        PlotError::Rename {
-            tmp: tmp.clone(),
-            path: path.to_owned(),
-            source,
-        }
+    crate::atomic::replace_atomically(path, ".tmp.png", |tmp| {
+        let root = BitMapBackend::new(tmp, size).into_drawing_area();
+        root.fill(&WHITE)
+            .and_then(|()| draw(&root))
+            .and_then(|()| root.present())
+            .map_err(|e| PlotError::Draw {
+                path: path.to_owned(),
+                message: e.to_string(),
+            })
     })
 }
 

@@ -81,13 +81,11 @@ fn synthesize(args: &TrainBenchArgs, rows: usize) -> Result<PathBuf> {
     ));
     if !path.exists() {
         eprintln!("writing {}", path.display());
-        let tmp = path.with_extension("svm.tmp");
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-        crate::train::synth::write_rows(&mut f, rows, args.features, args.per_row, 1)?;
-        use std::io::Write;
-        f.flush()?;
-        drop(f);
-        std::fs::rename(&tmp, &path)?;
+        crate::atomic::replace_atomically(&path, ".tmp", |tmp| {
+            let mut f = std::io::BufWriter::new(std::fs::File::create(tmp)?);
+            crate::train::synth::write_rows(&mut f, rows, args.features, args.per_row, 1)?;
+            std::io::Write::flush(&mut f)
+        })?;
     }
     Ok(path)
 }
