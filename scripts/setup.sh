@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the reference tools that niwatori's tests and benchmarks compare
-# against: LIBLINEAR's command-line tools and two USI shogi engines. They are
-# GPL programs, used only as separate processes. Also the DejaVu font that the
+# against: LIBLINEAR's command-line tools, two USI shogi engines, and Ruby with
+# WEBrick to run the CSA shogi-server in ../shared/tools. They are GPL
+# programs, used only as separate processes. Also the DejaVu font that the
 # PNG plots (src/plot.rs) draw their text with.
 set -euo pipefail
 need=()
@@ -9,6 +10,8 @@ command -v liblinear-train >/dev/null 2>&1 || need+=(liblinear-tools)
 [ -x /usr/games/fairy-stockfish ] || need+=(fairy-stockfish)
 [ -x /usr/games/gpsusi ] || need+=(gpsshogi)
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
+command -v ruby >/dev/null 2>&1 || need+=(ruby)
+ruby -e 'require "webrick"' >/dev/null 2>&1 || need+=(ruby-webrick)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "setup: run as root (or install ${need[*]} by hand)" >&2
@@ -18,4 +21,4 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
-echo "setup: liblinear-train $(command -v liblinear-train), fairy-stockfish, gpsusi, DejaVu font ready"
+echo "setup: liblinear-train $(command -v liblinear-train), fairy-stockfish, gpsusi, DejaVu font, ruby with webrick ready"

@@ -90,9 +90,15 @@ pub fn budget(limits: &Limits, us: Color, overhead: u64) -> Option<TimeBudget> {
     // The most we may use and still have our move arrive in time.
     let hard = (remaining + inc + byoyomi).saturating_sub(overhead).max(1);
     let (optimum, maximum) = if byoyomi > 0 {
-        // Byoyomi not used is lost: use it all, plus a share of the main time.
-        let t = remaining / 30 + byoyomi;
-        (t, t + remaining / 10)
+        // While main time remains every second spent is main time: aim at
+        // a 60th of it (at floodgate's 600 s + 10 s the main time then
+        // lasts some 45 moves, through the middle game) and never spend
+        // more than 3 % of it on one move; neither below the byoyomi, which
+        // is there to be used once the main time is gone. (A 30th plus the
+        // byoyomi, with 10 % more to finish an iteration, spent a quarter
+        // of floodgate's main time on the first four moves.)
+        let maximum = (remaining * 3 / 100).max(byoyomi);
+        ((remaining / 60).max(byoyomi), maximum)
     } else if inc > 0 {
         (remaining / 40 + inc * 9 / 10, remaining / 8 + inc)
     } else {
@@ -119,6 +125,44 @@ mod tests {
         let b = budget(&limits, Color::BLACK, 30).unwrap();
         assert_eq!(b.maximum, 70);
         assert!(b.optimum <= b.maximum);
+    }
+
+    #[test]
+    fn at_floodgates_600_plus_10_a_move_spends_at_most_3_percent_of_the_main_time() {
+        let at = |remaining: u64| {
+            let limits = Limits {
+                time: [Some(remaining), Some(600_000)],
+                byoyomi: 10_000,
+                ..Limits::default()
+            };
+            budget(&limits, Color::BLACK, 100).unwrap()
+        };
+        assert_eq!(
+            at(600_000),
+            TimeBudget {
+                optimum: 10_000,
+                maximum: 18_000
+            }
+        );
+        // Less main time, the same bar; never below the byoyomi.
+        assert_eq!(at(400_000).maximum, 12_000);
+        assert_eq!(
+            at(100_000),
+            TimeBudget {
+                optimum: 10_000,
+                maximum: 10_000
+            }
+        );
+        // Main time gone: the byoyomi less the transport's overhead.
+        assert_eq!(
+            at(0),
+            TimeBudget {
+                optimum: 9_900,
+                maximum: 9_900
+            }
+        );
+        // 5 s of main time left: still the byoyomi (the clock allows 14.9 s).
+        assert_eq!(at(5_000).maximum, 10_000);
     }
 
     #[test]
