@@ -107,14 +107,32 @@ fn mates_in_one_are_played() {
 #[test]
 fn go_mate_answers_checkmate_nomate_and_timeout() {
     let mut e = UsiProcess::start();
-    let (sfen, _, _) = &common::mate_problems(5)[0];
-    e.send(&format!("position sfen {sfen}"));
-    e.send("go mate 10000");
-    let line = e.until("checkmate", T).pop().unwrap();
-    assert_eq!(line.split_whitespace().count(), 1 + 5, "{line}");
-    e.send("position sfen 4k4/9/9/9/9/9/9/9/4K4 b - 1");
-    e.send("go mate 1000");
-    assert_eq!(e.until("checkmate", T).pop().unwrap(), "checkmate nomate");
+    // Each answer's line is replayed: legal moves that end in mate.
+    for (sfen, _, _) in common::mate_problems(5).iter().take(5) {
+        e.send(&format!("position sfen {sfen}"));
+        e.send("go mate 10000");
+        let line = e.until("checkmate", T).pop().unwrap();
+        let moves: Vec<&str> = line.split_whitespace().skip(1).collect();
+        assert_eq!(moves.len(), 5, "{sfen}: {line}");
+        let mut pos = rsshogi::board::position_from_sfen(sfen).unwrap();
+        for usi in &moves {
+            let mv = niwatori::play::game::legal_move(&pos, usi)
+                .unwrap_or_else(|| panic!("{sfen}: {usi} of {line} is not legal"));
+            pos.apply_move32(mv);
+        }
+        assert!(pos.is_mated(), "{sfen}: {line} does not mate");
+    }
+    // No check at all; then checks, but none that mates (a dropped pawn is
+    // taken and Black has nothing left): both proven, not timed out.
+    for sfen in ["4k4/9/9/9/9/9/9/9/4K4 b - 1", "4k4/9/9/9/9/9/9/9/4K4 b P 1"] {
+        e.send(&format!("position sfen {sfen}"));
+        e.send("go mate 1000");
+        assert_eq!(
+            e.until("checkmate", T).pop().unwrap(),
+            "checkmate nomate",
+            "{sfen}"
+        );
+    }
     // A lone rook checks for ever and never mates: the search runs out of time.
     e.send("position sfen 4k4/9/9/9/9/9/9/9/4K4 b R 1");
     e.send("go mate 300");
@@ -197,12 +215,33 @@ fn stop_ends_infinite_search_and_ponder_waits_for_ponderhit() {
 
     e.send("position startpos moves 7g7f 3c3d");
     e.send("go ponder btime 0 wtime 0 byoyomi 200");
-    std::thread::sleep(Duration::from_millis(500));
-    // Still pondering: no bestmove yet; after ponderhit it comes in byoyomi.
+    // Pondering runs on the opponent's time: five byoyomis pass without a
+    // bestmove; after ponderhit it comes within the byoyomi.
+    let pondering = e.lines_for(Duration::from_millis(1000));
+    assert!(
+        pondering.iter().any(|l| l.starts_with("info depth")),
+        "{pondering:?}"
+    );
+    assert!(
+        !pondering.iter().any(|l| l.starts_with("bestmove")),
+        "bestmove before ponderhit: {pondering:?}"
+    );
     e.send("ponderhit");
     let start = Instant::now();
     let lines = e.until("bestmove", T);
     assert!(start.elapsed() < Duration::from_millis(1000), "{lines:?}");
+
+    // A ponder miss: `stop` ends the ponder search with a bestmove at once.
+    e.send("go ponder btime 0 wtime 0 byoyomi 200");
+    let pondering = e.lines_for(Duration::from_millis(500));
+    assert!(
+        !pondering.iter().any(|l| l.starts_with("bestmove")),
+        "{pondering:?}"
+    );
+    e.send("stop");
+    let start = Instant::now();
+    e.until("bestmove", T);
+    assert!(start.elapsed() < Duration::from_millis(500));
     e.quit();
 }
 
