@@ -213,7 +213,7 @@ fn compact_columns_give_the_full_space_solution_bit_for_bit() {
         let params = SvrParams::default().bias(bias).check().unwrap();
         // The reference solves over the full width, as before compaction.
         let mut w_full = vec![0.0; full.dim()];
-        let s_full = fit(&full, &params, &mut w_full, 1, |_, _| {
+        let s_full = fit(&full, &params, &mut w_full, None, |_, _, _| {
             Ok::<(), std::convert::Infallible>(())
         })
         .unwrap();

@@ -36,7 +36,8 @@ use thiserror::Error;
 use crate::rows::model::{DataSummary, LinearModel, ModelError, ModelMetadata};
 use checkpoint::{Checkpoint, CheckpointInfo};
 use dataset::Dataset;
-use newton::{IterInfo, NewtonParams, Solution, Stop};
+use newton::{IterInfo, NewtonParams, Resume, Solution, Stop};
+use objective::Objective;
 pub use params::{SvrParams, SvrValidParams};
 use svr::SvrLoss;
 
@@ -92,14 +93,15 @@ pub fn format_iter(i: &IterInfo) -> String {
     )
 }
 
-/// Minimise the SVR objective on `data` from `w` (updated in place).
+/// Minimise the SVR objective on `data` from `w` (updated in place), from
+/// iteration 1 or, resumed, after a checkpoint's iteration.
 /// `data`'s bias must be `params.bias()`.
 pub fn fit<E>(
     data: &Dataset,
     params: &SvrValidParams,
     w: &mut [f64],
-    first_iter: usize,
-    each_iter: impl FnMut(&IterInfo, &[f64]) -> Result<(), E>,
+    resume: Option<(usize, &Resume)>,
+    each_iter: impl FnMut(&IterInfo, &[f64], &SvrLoss) -> Result<(), E>,
 ) -> Result<Solution, E> {
     assert_eq!(
         data.bias(),
@@ -110,10 +112,10 @@ pub fn fit<E>(
     let np = NewtonParams {
         eps: params.eps(),
         max_iter: params.max_iter(),
-        first_iter,
+        first_iter: resume.map_or(1, |(after, _)| after + 1),
         ..NewtonParams::default()
     };
-    newton::minimize(&mut loss, w, &np, each_iter)
+    newton::minimize(&mut loss, w, &np, resume.map(|r| r.1), each_iter)
 }
 
 /// Fit `data` from zero, without reporting. Solves over the columns that
@@ -122,7 +124,7 @@ pub fn fit<E>(
 pub fn fit_quiet(data: &Dataset, params: &SvrValidParams) -> (Vec<f64>, Solution) {
     let (compact, columns) = data.compacted();
     let mut w = vec![0.0; compact.dim()];
-    let sol = fit(&compact, params, &mut w, 1, |_, _| {
+    let sol = fit(&compact, params, &mut w, None, |_, _, _| {
         Ok::<(), std::convert::Infallible>(())
     })
     .unwrap_or_else(|e| match e {});
@@ -195,26 +197,32 @@ pub fn train_files_with(
         dim: columns.n_features() + usize::from(has_bias),
     };
     let mut w = vec![0.0; data.dim()];
-    let mut first_iter = 1;
+    let mut resumed = None;
     if opts.checkpoint
-        && let Some((saved, iteration)) = checkpoint.resume(columns, has_bias, info)?
+        && let Some(saved) = checkpoint.resume(columns, has_bias, info)?
     {
-        w = saved;
-        first_iter = iteration + 1;
         if opts.progress {
             eprintln!(
-                "resuming from {} after iteration {iteration}",
-                checkpoint.path().display()
+                "resuming from {} after iteration {}",
+                checkpoint.path().display(),
+                saved.iteration
             );
         }
+        w.clone_from(&saved.weights);
+        resumed = Some(saved);
     }
     let start = Instant::now();
-    let solution = fit(data, params, &mut w, first_iter, |it, w| {
+    let from = resumed.as_ref().map(|r| (r.iteration, &r.state));
+    let solution = fit(data, params, &mut w, from, |it, w, loss| {
         if opts.progress {
             eprintln!("{}", format_iter(it));
         }
         if opts.checkpoint {
-            checkpoint.save(columns.expand(w, has_bias), params.bias(), &info(it.iter))?;
+            let state = Resume {
+                f: it.f,
+                cache: loss.cache(),
+            };
+            checkpoint.save(columns.expand(w, has_bias), params.bias(), &info(it.iter), &state)?;
         }
         Ok::<(), TrainError>(())
     })?;

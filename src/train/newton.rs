@@ -26,7 +26,7 @@
 //! }
 //! let mut q = Quad { a: vec![1.0, 4.0], b: vec![3.0, -2.0] };
 //! let mut w = vec![0.0; 2];
-//! minimize(&mut q, &mut w, &NewtonParams::default(), |_, _| Ok::<(), ()>(())).unwrap();
+//! minimize(&mut q, &mut w, &NewtonParams::default(), None, |_, _, _| Ok::<(), ()>(())).unwrap();
 //! assert!((w[0] - 3.0).abs() < 1e-9 && (w[1] + 2.0).abs() < 1e-9);
 //! ```
 
@@ -55,6 +55,15 @@ impl Default for NewtonParams {
             first_iter: 1,
         }
     }
+}
+
+/// Where a run resumed from a checkpoint starts: the objective at its `w`
+/// and the objective's [`cache`](Objective::cache) there, as saved after
+/// the iteration before [`NewtonParams::first_iter`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resume {
+    pub f: f64,
+    pub cache: Vec<f64>,
 }
 
 /// One Newton iteration, as reported to the caller.
@@ -96,13 +105,16 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 
 /// Minimise `obj` from the starting point `w` (updated in place).
 ///
-/// `each_iter` is called after every iteration with its figures and the
-/// current weights (for progress and checkpoints); its error aborts.
+/// `each_iter` is called after every iteration with its figures, the
+/// current weights and the objective (for progress and checkpoints); its
+/// error aborts. With `resume`, `w` is a checkpoint's and the run goes on
+/// exactly as the one that saved it would have.
 pub fn minimize<O, E>(
     obj: &mut O,
     w: &mut [f64],
     params: &NewtonParams,
-    mut each_iter: impl FnMut(&IterInfo, &[f64]) -> Result<(), E>,
+    resume: Option<&Resume>,
+    mut each_iter: impl FnMut(&IterInfo, &[f64], &O) -> Result<(), E>,
 ) -> Result<Solution, E>
 where
     O: Objective + ?Sized,
@@ -117,7 +129,20 @@ where
         dot(&g, &g).sqrt()
     };
 
-    let mut f = obj.value(w);
+    let mut f = match resume {
+        Some(r) if !r.cache.is_empty() => {
+            assert!(
+                obj.restore_cache(&r.cache),
+                "the checkpoint's cache does not fit the objective"
+            );
+            r.f
+        }
+        Some(r) => {
+            obj.value(w);
+            r.f
+        }
+        None => obj.value(w),
+    };
     obj.gradient(w, &mut g);
     let mut gnorm = dot(&g, &g).sqrt();
     let mut iter = params.first_iter;
@@ -152,7 +177,7 @@ where
             step_size,
             seconds: start.elapsed().as_secs_f64(),
         };
-        each_iter(&info, w)?;
+        each_iter(&info, w, obj)?;
         last_done = iter;
         if gnorm <= params.eps * gnorm0 {
             stop = Stop::Converged;

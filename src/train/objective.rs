@@ -57,6 +57,20 @@ pub trait Objective {
         0.0
     }
 
+    /// What the objective keeps of the current point besides `w` (the SVR:
+    /// `X·w` and `‖w‖²`), for checkpoints that resume bit for bit: the line
+    /// search updates it incrementally, and recomputing it from `w` differs
+    /// in the last bits. Default: nothing is kept.
+    fn cache(&self) -> Vec<f64> {
+        Vec::new()
+    }
+
+    /// Takes back a [`cache`](Objective::cache) saved at `w`, in place of
+    /// `value(w)`; `false` when it does not fit this objective.
+    fn restore_cache(&mut self, cache: &[f64]) -> bool {
+        cache.is_empty()
+    }
+
     /// Size of the active set at the last `gradient`, for progress reports
     /// (the rows that contribute to the Hessian); `None` if not meaningful.
     fn active_size(&self) -> Option<usize> {

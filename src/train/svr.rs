@@ -166,6 +166,26 @@ impl Objective for SvrLoss<'_> {
         0.0
     }
 
+    /// `‖w‖²`, then `X·w`.
+    fn cache(&self) -> Vec<f64> {
+        let mut c = Vec::with_capacity(1 + self.wx.len());
+        c.push(self.wtw);
+        c.extend_from_slice(&self.wx);
+        c
+    }
+
+    fn restore_cache(&mut self, cache: &[f64]) -> bool {
+        let Some((&wtw, wx)) = cache.split_first() else {
+            return false;
+        };
+        if wx.len() != self.wx.len() {
+            return false;
+        }
+        self.wtw = wtw;
+        self.wx.copy_from_slice(wx);
+        true
+    }
+
     fn active_size(&self) -> Option<usize> {
         Some(self.active.len())
     }
