@@ -1,6 +1,6 @@
 //! Long jobs killed with SIGKILL at a random moment and run again finish
-//! with the output of a run never interrupted, byte for byte: `extract
-//! --resume` and `train --checkpoint`.
+//! with the output of a run never interrupted, byte for byte (timings
+//! aside): `extract --resume`, `train --checkpoint` and `learn`.
 
 mod common;
 
@@ -67,7 +67,9 @@ fn extract_killed_and_resumed_writes_what_an_uninterrupted_run_does() {
     let records = common::shared("kifu/wcsc28");
     let extract = |out: &Path, resume: bool| {
         let mut c = niwatori();
-        c.arg("extract").arg(&records).args(["--sample", "0.1", "--out"]);
+        c.arg("extract")
+            .arg(&records)
+            .args(["--sample", "0.1", "--out"]);
         c.arg(out);
         if resume {
             c.arg("--resume");
@@ -129,4 +131,68 @@ fn train_killed_and_resumed_from_its_checkpoint_writes_the_same_model() {
     assert_eq!(sidecar(&whole), sidecar(&cut));
     // A finished run leaves no checkpoint behind.
     assert!(!dir.path().join("cut.model.ckpt").exists());
+}
+
+/// A JSON file without its timings (any key naming seconds), the counts of
+/// what a resumed run found already done, and with `root` in paths as ROOT.
+fn without_timings(bytes: &[u8], root: &Path) -> serde_json::Value {
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.retain(|k, _| {
+                    !k.contains("seconds")
+                        && !matches!(k.as_str(), "games_resumed" | "rows_resumed")
+                });
+                m.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let text = String::from_utf8(bytes.to_vec()).unwrap();
+    let mut v = serde_json::from_str(&text.replace(root.to_str().unwrap(), "ROOT")).unwrap();
+    strip(&mut v);
+    v
+}
+
+#[test]
+fn learn_killed_and_run_again_ends_as_an_uninterrupted_run() {
+    let dir = tempfile::tempdir().unwrap();
+    // 30 games: two iterations in some ten seconds.
+    let kifu = dir.path().join("kifu");
+    std::fs::create_dir(&kifu).unwrap();
+    let mut records: Vec<_> = std::fs::read_dir(common::shared("kifu/wcsc28"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    records.sort();
+    for r in records.iter().take(30) {
+        std::fs::copy(r, kifu.join(r.file_name().unwrap())).unwrap();
+    }
+    let learn = |root: &Path| {
+        let mut c = niwatori();
+        c.args(["learn", "--iterations", "2", "--sample", "0.1", "--kifu"]);
+        c.arg(&kifu).arg("--out").arg(root.join("models"));
+        c.arg("--features").arg(root.join("features"));
+        c
+    };
+    let whole = dir.path().join("whole");
+    let full = timed(learn(&whole));
+    let cut = dir.path().join("cut");
+    kill_after(learn(&cut), random_moment(full));
+    assert!(learn(&cut).status().unwrap().success());
+    let a = files(&whole, &[]);
+    let b = files(&cut, &[]);
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+    for (name, bytes) in &a {
+        if name.ends_with(".json") {
+            assert_eq!(
+                without_timings(bytes, &whole),
+                without_timings(&b[name], &cut),
+                "{name}"
+            );
+        } else {
+            assert!(b[name] == *bytes, "{name} differs after the rerun");
+        }
+    }
 }

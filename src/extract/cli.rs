@@ -124,7 +124,7 @@ pub fn run(args: ExtractArgs) -> Result<()> {
     }
     let rows = s.rows.max(1) as f64;
     println!(
-        "wrote {} games ({} already complete), {} positions, {} rows, {} bytes ({:.1} bytes/row, {:.1} nnz/row) in {:.1} s ({:.0} rows/s) to {}",
+        "{} games ({} already complete), {} positions, {} rows, {} bytes ({:.1} bytes/row, {:.1} nnz/row) in {:.1} s ({:.0} rows/s written) to {}",
         s.games_written,
         s.games_resumed,
         s.positions,
@@ -133,7 +133,7 @@ pub fn run(args: ExtractArgs) -> Result<()> {
         s.bytes as f64 / rows,
         s.nnz as f64 / rows,
         s.seconds,
-        s.rows as f64 / s.seconds.max(1e-9),
+        (s.rows - s.rows_resumed) as f64 / s.seconds.max(1e-9),
         out.display()
     );
     Ok(())

@@ -94,17 +94,20 @@ pub struct ExtractSummary {
     pub games_duplicate: usize,
     /// Each repeat and the game it repeats.
     pub duplicates: Vec<String>,
-    /// Games already complete in the output (`--resume`).
+    /// Of `games_written`, those found complete in the output (`--resume`):
+    /// the totals below describe the output, whichever run wrote it.
     pub games_resumed: usize,
-    /// Games written by this run.
+    /// Of `rows`, those of the games found complete.
+    pub rows_resumed: usize,
+    /// Games in the output.
     pub games_written: usize,
-    /// Positions expanded by this run.
+    /// Positions expanded.
     pub positions: usize,
-    /// Rows written by this run.
+    /// Rows in the output.
     pub rows: usize,
-    /// Bytes written by this run (`.svm` files).
+    /// Bytes of the `.svm` files.
     pub bytes: u64,
-    /// Non-zero features written by this run.
+    /// Non-zero features.
     pub nnz: usize,
     /// Problems by kind.
     pub problems_by_kind: BTreeMap<String, usize>,
@@ -366,9 +369,15 @@ where
         .count();
 
     if options.resume {
-        let before = jobs.len();
-        jobs.retain(|(svm, _)| !output::is_complete(svm, &scheme));
-        summary.games_resumed = before - jobs.len();
+        jobs.retain(|(svm, _)| match output::completed(svm, &scheme) {
+            Some(done) => {
+                summary.add(&done);
+                summary.games_resumed += 1;
+                summary.rows_resumed += done.rows;
+                false
+            }
+            None => true,
+        });
     }
 
     let progress = Progress::start(
@@ -410,13 +419,7 @@ where
 
     for (r, (_, game)) in results.into_iter().zip(&jobs) {
         match r? {
-            Ok(gm) => {
-                summary.games_written += 1;
-                summary.positions += gm.positions.len();
-                summary.rows += gm.rows;
-                summary.bytes += gm.bytes;
-                summary.nnz += gm.nnz;
-            }
+            Ok(gm) => summary.add(&gm),
             Err(e) => {
                 // cannot happen for games the records module accepted
                 problems.push(Problem {
@@ -442,6 +445,17 @@ where
     meta.summary = serde_json::to_value(&summary).ok();
     write_json(&meta_path, &meta)?;
     Ok(summary)
+}
+
+impl ExtractSummary {
+    /// Counts a game of the output.
+    fn add(&mut self, game: &GameMeta) {
+        self.games_written += 1;
+        self.positions += game.positions.len();
+        self.rows += game.rows;
+        self.bytes += game.bytes;
+        self.nnz += game.nnz;
+    }
 }
 
 fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), ExtractError> {

@@ -56,16 +56,13 @@ pub fn sidecar_path(svm: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// True when `svm` and its sidecar exist, the sidecar was written for the
+/// The sidecar of `svm` when both exist, the sidecar was written for the
 /// same `scheme`, and the `.svm` has the recorded size.
-pub fn is_complete(svm: &Path, scheme: &Scheme) -> bool {
-    let Ok(text) = std::fs::read_to_string(sidecar_path(svm)) else {
-        return false;
-    };
-    let Ok(meta) = serde_json::from_str::<GameMeta>(&text) else {
-        return false;
-    };
-    meta.scheme == *scheme && std::fs::metadata(svm).is_ok_and(|m| m.len() == meta.bytes)
+pub fn completed(svm: &Path, scheme: &Scheme) -> Option<GameMeta> {
+    let text = std::fs::read_to_string(sidecar_path(svm)).ok()?;
+    let meta = serde_json::from_str::<GameMeta>(&text).ok()?;
+    (meta.scheme == *scheme && std::fs::metadata(svm).is_ok_and(|m| m.len() == meta.bytes))
+        .then_some(meta)
 }
 
 /// The name under the output directory for records found under `input`:
