@@ -307,7 +307,8 @@ pub fn run(args: LearnArgs) -> Result<()> {
             &params,
             &model_path,
             &TrainOptions {
-                progress: false,
+                // the loaded rows, then a line per Newton iteration
+                progress: true,
                 checkpoint: false,
                 drop_clamped: !args.keep_clamped,
             },

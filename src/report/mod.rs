@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::eval::{Evaluator, Learned, Material};
 use crate::extract::PositionSample;
+use crate::progress::{Progress, Unit};
 use crate::records::Game;
 use crate::search::{Control, Limits, SiblingSearch, think};
 use crate::train::dataset::Dataset;
@@ -192,9 +193,26 @@ pub fn agreement_on_sample(
     siblings: SiblingValue,
     sample: f64,
 ) -> Agreement {
+    let quiet = Progress::start("report", games.len() as u64, Unit::Items("games"), None, false);
+    agreement_shown(games, eval, depth, siblings, sample, &quiet)
+}
+
+/// [`agreement_on_sample`], counting each game and its positions on `progress`.
+fn agreement_shown(
+    games: &[Game],
+    eval: &dyn Evaluator,
+    depth: u32,
+    siblings: SiblingValue,
+    sample: f64,
+    progress: &Progress,
+) -> Agreement {
     games
         .par_iter()
-        .map(|game| game_agreement(game, eval, depth, siblings, sample))
+        .map(|game| {
+            let a = game_agreement(game, eval, depth, siblings, sample);
+            progress.inc(1, a.overall.positions);
+            a
+        })
         .reduce(Agreement::default, Agreement::merge)
 }
 
@@ -355,9 +373,6 @@ impl Report {
     ) -> anyhow::Result<Report> {
         let eval_games = if held.is_empty() { train } else { held };
         let with_top3 = depth == 1;
-        let run = |eval: &dyn Evaluator, games: &[Game]| -> AgreementSummary {
-            agreement_on_sample(games, eval, depth, siblings, sample).summary(with_top3)
-        };
         // Valuing siblings by search costs a search per sibling: the
         // training games' figure then comes from an even sample as large as
         // the held-out set, not from all of them.
@@ -367,6 +382,18 @@ impl Report {
                 train.iter().step_by(step.max(1)).cloned().collect()
             }
             _ => train.to_vec(),
+        };
+        // A bar on a terminal, a line every ten seconds in logs: games of
+        // the three measurements, with positions and positions/s.
+        let progress = Progress::start(
+            "report",
+            (2 * eval_games.len() + train_sample.len()) as u64,
+            Unit::Items("games"),
+            Some("positions"),
+            true,
+        );
+        let run = |eval: &dyn Evaluator, games: &[Game]| -> AgreementSummary {
+            agreement_shown(games, eval, depth, siblings, sample, &progress).summary(with_top3)
         };
         let regression = match rows {
             Some(dir) => {
@@ -395,7 +422,11 @@ impl Report {
             },
             material: run(&Material, eval_games),
             learned: run(model.as_ref(), eval_games),
-            learned_on_training_games: run(model.as_ref(), &train_sample),
+            learned_on_training_games: {
+                let on_train = run(model.as_ref(), &train_sample);
+                progress.finish();
+                on_train
+            },
             positions_sampled: sample,
             regression,
             siblings,
