@@ -222,7 +222,11 @@ fn an_interrupted_run_resumes_from_its_checkpoint() {
     assert_eq!(resumed.iterations, full.iterations);
     assert_eq!(resumed.objective, full.objective);
     assert!(std::fs::read(&out).unwrap() == std::fs::read(&full_out).unwrap());
-    for leftover in ["m.model.ckpt", "m.model.ckpt-cache", "m.model.ckpt-state.json"] {
+    for leftover in [
+        "m.model.ckpt",
+        "m.model.ckpt-cache",
+        "m.model.ckpt-state.json",
+    ] {
         assert!(!dir.path().join(leftover).exists(), "{leftover}");
     }
 

@@ -193,7 +193,13 @@ pub fn agreement_on_sample(
     siblings: SiblingValue,
     sample: f64,
 ) -> Agreement {
-    let quiet = Progress::start("report", games.len() as u64, Unit::Items("games"), None, false);
+    let quiet = Progress::start(
+        "report",
+        games.len() as u64,
+        Unit::Items("games"),
+        None,
+        false,
+    );
     agreement_shown(games, eval, depth, siblings, sample, &quiet)
 }
 

@@ -222,7 +222,12 @@ pub fn train_files_with(
                 f: it.f,
                 cache: loss.cache(),
             };
-            checkpoint.save(columns.expand(w, has_bias), params.bias(), &info(it.iter), &state)?;
+            checkpoint.save(
+                columns.expand(w, has_bias),
+                params.bias(),
+                &info(it.iter),
+                &state,
+            )?;
         }
         Ok::<(), TrainError>(())
     })?;
