@@ -152,10 +152,11 @@ impl Clock {
         used_ms: u64,
         tolerance_ms: u64,
     ) -> Result<(), TimeLoss> {
-        let allowed_ms = self.remaining[side] + self.tc.increment_ms + self.tc.byoyomi_ms;
-        self.remaining[side] =
-            (self.remaining[side] + self.tc.increment_ms).saturating_sub(used_ms);
-        if used_ms > allowed_ms + tolerance_ms {
+        // Saturating: the times may come from a server, as large as a u64.
+        let with_increment = self.remaining[side].saturating_add(self.tc.increment_ms);
+        let allowed_ms = with_increment.saturating_add(self.tc.byoyomi_ms);
+        self.remaining[side] = with_increment.saturating_sub(used_ms);
+        if used_ms > allowed_ms.saturating_add(tolerance_ms) {
             Err(TimeLoss {
                 used_ms,
                 allowed_ms,

@@ -124,7 +124,7 @@ fn unit_ms(s: &str) -> Option<u64> {
         "msec" => 1,
         _ => return None,
     };
-    Some(n * mult)
+    n.checked_mul(mult)
 }
 
 impl GameSummary {
@@ -170,7 +170,9 @@ impl GameSummary {
                 "Byoyomi" => byo = num()?,
                 "Increment" => inc = num()?,
                 "Least_Time_Per_Move" => least = num()?,
-                "Max_Moves" => s.max_moves = Some(num()? as u32),
+                "Max_Moves" => {
+                    s.max_moves = Some(u32::try_from(num()?).map_err(|_| bad("too large"))?)
+                }
                 _ => {}
             }
         }
@@ -184,12 +186,18 @@ impl GameSummary {
                 });
             }
         };
-        s.tc = TimeControl {
-            total_ms: total * s.unit_ms,
-            byoyomi_ms: byo * s.unit_ms,
-            increment_ms: inc * s.unit_ms,
+        let ms = |n: u64, key: &str| {
+            n.checked_mul(s.unit_ms).ok_or_else(|| CsaError::Summary {
+                line: format!("{key}:{n}"),
+                what: "more milliseconds than a clock holds".into(),
+            })
         };
-        s.least_time_ms = least * s.unit_ms;
+        s.tc = TimeControl {
+            total_ms: ms(total, "Total_Time")?,
+            byoyomi_ms: ms(byo, "Byoyomi")?,
+            increment_ms: ms(inc, "Increment")?,
+        };
+        s.least_time_ms = ms(least, "Least_Time_Per_Move")?;
         Ok(s)
     }
 }
@@ -352,7 +360,7 @@ fn split_echo(line: &str) -> (&str, Option<u64>) {
 }
 
 /// Replays the Game_Summary position block: the opening and the times already used.
-fn summary_position(s: &GameSummary) -> Result<(Opening, Position, [u64; 2]), CsaError> {
+pub fn summary_position(s: &GameSummary) -> Result<(Opening, Position, [u64; 2]), CsaError> {
     let mut text = String::from("V2.2\n");
     let mut used = [0u64; 2];
     let mut moves_text = Vec::new();
@@ -360,7 +368,9 @@ fn summary_position(s: &GameSummary) -> Result<(Opening, Position, [u64; 2]), Cs
         let (mv, t) = split_echo(line);
         if (mv.starts_with('+') || mv.starts_with('-')) && mv.len() >= 7 {
             moves_text.push(mv.to_string());
-            used[if mv.starts_with('+') { 0 } else { 1 }] += t.unwrap_or(0) * s.unit_ms;
+            // A server's time is trusted only as far as a clock holds it.
+            let side = &mut used[usize::from(mv.starts_with('-'))];
+            *side = side.saturating_add(t.unwrap_or(0).saturating_mul(s.unit_ms));
         }
         text.push_str(mv);
         text.push('\n');
@@ -708,7 +718,7 @@ impl Game {
         let Some(legal) = legal_move(&self.pos, &usi) else {
             return Err(proto("not a legal move"));
         };
-        let used_ms = time.unwrap_or(0) * self.unit_ms;
+        let used_ms = time.unwrap_or(0).saturating_mul(self.unit_ms);
         let _ = self
             .clock
             .consume(mover, used_ms.max(self.least_time_ms), u64::MAX / 4);
@@ -799,7 +809,7 @@ fn think(
         return Ok(("%TORYO".into(), None));
     }
     // The increment is not counted on: servers differ on when they add it.
-    let budget = clock.remaining_ms(us) + clock.tc.byoyomi_ms;
+    let budget = clock.remaining_ms(us).saturating_add(clock.tc.byoyomi_ms);
     let think_ms = budget.saturating_sub(opts.margin_ms).max(budget / 2);
     let already = turn_started.elapsed().as_millis() as u64;
     let left = think_ms.saturating_sub(already);
@@ -901,4 +911,38 @@ fn substitute_move(pos: &Position, fallback_moves: &mut usize) -> (String, Optio
             nodes: None,
         }),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(text: &str) -> Vec<String> {
+        text.lines().map(String::from).collect()
+    }
+
+    /// Found by `scripts/fuzz.sh`: a move time of 333333333333333333 s in the
+    /// position block overflowed the milliseconds it was charged.
+    #[test]
+    fn absurd_times_from_a_server_do_not_overflow() {
+        let found = include_str!("../../tests/fuzz_regressions/csa_summary_time_overflow.txt");
+        let s = GameSummary::parse(&summary(found)).unwrap();
+        let (_, _, used) = summary_position(&s).unwrap();
+        assert_eq!(used[0], u64::MAX, "the time saturates");
+
+        let huge = "Your_Turn:+\nTotal_Time:18446744073709551615\n";
+        let err = GameSummary::parse(&summary(huge)).unwrap_err().to_string();
+        assert!(
+            err.contains("Total_Time") && err.contains("more milliseconds"),
+            "{err}"
+        );
+        let big_limit = "Your_Turn:+\nMax_Moves:4294967296\n";
+        let err = GameSummary::parse(&summary(big_limit))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("Max_Moves") && err.contains("too large"),
+            "{err}"
+        );
+    }
 }
