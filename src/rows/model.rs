@@ -246,7 +246,7 @@ impl LinearModel {
             path: path.to_path_buf(),
             source,
         })?;
-        let mut model = Self::parse(path, &text)?;
+        let mut model = Self::parse_text(path, &text)?;
         let side = sidecar_path(path);
         if side.exists() {
             let meta: ModelMetadata = read_json(&side)?;
@@ -287,7 +287,10 @@ impl LinearModel {
         }
     }
 
-    fn parse(path: &Path, text: &str) -> Result<LinearModel, ModelError> {
+    /// Parses a LIBLINEAR model's text (`path` names it in errors); the
+    /// sizes it states are checked against the text before anything is
+    /// allocated by them.
+    pub fn parse_text(path: &Path, text: &str) -> Result<LinearModel, ModelError> {
         let err = |line: usize, message: String| ModelError::Format {
             path: path.to_path_buf(),
             line,
