@@ -49,7 +49,7 @@ for t in "${targets[@]}"; do
   seed "$t"
   rm -rf "$work/$t/out"
   echo "fuzz: $t, $execs executions"
-  AFL_NO_UI=1 AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_BENCH_UNTIL_CRASH=0 \
+  AFL_NO_UI=1 AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
     cargo afl fuzz -i "$work/$t/in" -o "$work/$t/out" -E "$execs" -t 1000 -m none \
       "$work/build/release/$t" > "$work/$t/afl.log" 2>&1 || true
   stats=$work/$t/out/default/fuzzer_stats
