@@ -204,6 +204,23 @@ impl fmt::Display for Problem {
     }
 }
 
+/// Whether moves can be played in `pos`, a position read from outside (an
+/// SFEN): rsshogi reads any board, and its move application panics in one
+/// with two kings or where the side not to move is in check (found by
+/// `scripts/fuzz.sh`). Missing kings (mate problems) are allowed.
+pub fn check_playable(pos: &Position) -> Result<(), String> {
+    pos.validate().map_err(|e| format!("{e:?}"))?;
+    let them = pos.turn().flip();
+    let has_king = !pos
+        .bitboards()
+        .pieces_for(rsshogi::types::PieceType::KING, them)
+        .is_empty();
+    if has_king && pos.is_attacked_by(pos.king_square(them), pos.turn()) {
+        return Err("the side not to move is in check".into());
+    }
+    Ok(())
+}
+
 /// Errors that stop reading a whole file (the caller reports and goes on).
 #[derive(Debug, thiserror::Error)]
 pub enum RecordsError {

@@ -187,10 +187,8 @@ pub fn parse_position(words: &[&str]) -> Result<(Position, bool, usize), String>
         _ => return Err("position needs startpos or sfen".into()),
     };
     let mut pos = position_from_sfen(&sfen).map_err(|e| format!("bad sfen {sfen:?}: {e}"))?;
-    // rsshogi reads any board; moves are applied only in a real position
-    // (playing in one with two kings panicked; found by scripts/fuzz.sh).
-    pos.validate()
-        .map_err(|e| format!("sfen {sfen:?} is not a shogi position: {e:?}"))?;
+    crate::records::check_playable(&pos)
+        .map_err(|e| format!("sfen {sfen:?} is not a playable position: {e}"))?;
     pos.set_entering_king_rule(EnteringKingRule::Point27);
     let from_start = sfen
         .split_whitespace()

@@ -149,8 +149,10 @@ fn malformed_input_is_reported_and_survived() {
         "position sfen not a position",
         "position startpos moves 7g7f 7g7f",
         "position startpos moves zz99",
-        // Two black kings, then a move (found by scripts/fuzz.sh: it panicked).
+        // Found by scripts/fuzz.sh, each a panic: two black kings; the side
+        // not to move in check, then the king taken.
         "position sfen pppppl11p/1r5+p1/ppppKK+lPp/9/9/9/PPPPLPPPP/1B5R1/SNSgRGSNL b - 1 moves 7g7f 3c4c",
+        "position sfen ngsgngnsl/1r5b1/ppppppppp/9/9/9/PPPPPPPGP/1B5k1/6NS+L b - 1 moves 2g2h",
         "go depth",
         "go wtime lots",
         "setoption name Threads value many",

@@ -52,8 +52,8 @@ impl Opening {
             what,
         };
         let mut pos = position_from_sfen(&self.start_sfen).map_err(|e| bad(e.to_string()))?;
-        pos.validate()
-            .map_err(|e| bad(format!("not a shogi position: {e:?}")))?;
+        crate::records::check_playable(&pos)
+            .map_err(|e| bad(format!("not a playable position: {e}")))?;
         pos.set_entering_king_rule(EnteringKingRule::Point27);
         for (i, usi) in self.moves.iter().enumerate() {
             let mv = legal_move(&pos, usi)
