@@ -555,9 +555,9 @@ impl<'a, M: Mode> Worker<'a, M> {
     /// Alpha-beta search of `depth` plies from the current position, `ply`
     /// plies below the root. Fail-soft; returns 0 when stopped.
     ///
-    /// With [`Worker::selective`] off the search is full-width (only exact
+    /// In a mode without `SELECTIVE` ([`Mode`]) the search is full-width (only exact
     /// shortcuts prune), as labelling and its tests need; the game search
-    /// turns it on: reverse futility, razoring, a stronger null move,
+    /// is selective: reverse futility, razoring, a stronger null move,
     /// internal iterative reductions, move-count, futility and SEE pruning
     /// and logarithmic late-move reductions, with moves ordered by counter
     /// moves and continuation histories too.
