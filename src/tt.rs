@@ -54,30 +54,30 @@ struct Slots {
 const HUGE_PAGE: usize = 2 << 20;
 
 impl Slots {
-    fn layout(len: usize) -> std::alloc::Layout {
-        let bytes = len * std::mem::size_of::<Slot>();
-        std::alloc::Layout::from_size_align(bytes, HUGE_PAGE.min(bytes.next_power_of_two()))
-            .expect("a table size that fits in memory")
+    fn layout(len: usize) -> Option<std::alloc::Layout> {
+        let bytes = len.checked_mul(std::mem::size_of::<Slot>())?;
+        std::alloc::Layout::from_size_align(bytes, HUGE_PAGE.min(bytes.next_power_of_two())).ok()
     }
 
-    fn zeroed(len: usize) -> Self {
-        let layout = Self::layout(len);
+    /// `None` when the memory cannot be had.
+    fn zeroed(len: usize) -> Option<Self> {
+        let layout = Self::layout(len)?;
         // SAFETY: the layout's size is non-zero (len ≥ 1024); all-zero bytes
         // are valid `AtomicU64`s, and they are written before any use.
         unsafe {
             let raw = std::alloc::alloc(layout);
             if raw.is_null() {
-                std::alloc::handle_alloc_error(layout);
+                return None;
             }
             // Advice before the first touch, so that the pages are faulted
             // in huge; a kernel without THP ignores it.
             #[cfg(target_os = "linux")]
             libc::madvise(raw.cast(), layout.size(), libc::MADV_HUGEPAGE);
             raw.write_bytes(0, layout.size());
-            Self {
+            Some(Self {
                 ptr: std::ptr::NonNull::new_unchecked(raw.cast()),
                 len,
-            }
+            })
         }
     }
 }
@@ -92,8 +92,9 @@ impl std::ops::Deref for Slots {
 
 impl Drop for Slots {
     fn drop(&mut self) {
+        let layout = Self::layout(self.len).expect("the layout it was allocated with");
         // SAFETY: allocated in `zeroed` with this very layout.
-        unsafe { std::alloc::dealloc(self.ptr.as_ptr().cast(), Self::layout(self.len)) }
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr().cast(), layout) }
     }
 }
 
@@ -119,15 +120,23 @@ fn pack(mv: u16, score: i32, depth: i32, bound: Bound, generation: u8) -> u64 {
 
 impl TranspositionTable {
     /// A table of about `megabytes` MiB (rounded down to a power of two
-    /// entries, at least 1024).
+    /// entries, at least 1024). Aborts if the memory cannot be had; see
+    /// [`TranspositionTable::try_new`].
     pub fn new(megabytes: usize) -> Self {
-        let wanted = (megabytes.max(1) << 20) / std::mem::size_of::<Slot>();
+        Self::try_new(megabytes)
+            .unwrap_or_else(|| panic!("cannot allocate a {megabytes} MiB transposition table"))
+    }
+
+    /// As [`TranspositionTable::new`], or `None` when the memory cannot be
+    /// had (a GUI's `USI_Hash` beyond the machine's memory).
+    pub fn try_new(megabytes: usize) -> Option<Self> {
+        let wanted = megabytes.max(1).checked_mul(1 << 20)? / std::mem::size_of::<Slot>();
         let len = (wanted.next_power_of_two() >> 1).max(1024);
-        Self {
-            slots: Slots::zeroed(len),
+        Some(Self {
+            slots: Slots::zeroed(len)?,
             mask: len - 1,
             generation: AtomicU8::new(0),
-        }
+        })
     }
 
     /// Forgets everything (`usinewgame`).
@@ -222,5 +231,17 @@ impl TranspositionTable {
                 d != 0 && ((d >> 42) & 63) as u8 == generation
             })
             .count() as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_beyond_any_memory_is_none_not_an_abort() {
+        assert!(TranspositionTable::try_new(1 << 40).is_none());
+        assert!(TranspositionTable::try_new(usize::MAX).is_none());
+        assert!(TranspositionTable::try_new(1).is_some());
     }
 }

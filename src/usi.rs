@@ -397,19 +397,33 @@ impl Engine {
 
     /// Applies options that need work: the table size and the evaluation.
     fn prepare(&mut self) -> Result<(), String> {
+        let mut errors = Vec::new();
         if self.tt_mb != self.options.hash_mb {
-            self.tt = Arc::new(TranspositionTable::new(self.options.hash_mb));
-            self.tt_mb = self.options.hash_mb;
+            match TranspositionTable::try_new(self.options.hash_mb) {
+                Some(tt) => {
+                    self.tt = Arc::new(tt);
+                    self.tt_mb = self.options.hash_mb;
+                }
+                None => {
+                    let wanted = std::mem::replace(&mut self.options.hash_mb, self.tt_mb);
+                    errors.push(format!(
+                        "USI_Hash {wanted} MB cannot be allocated on this machine; the table stays at {} MB",
+                        self.tt_mb
+                    ));
+                }
+            }
         }
         match base_evaluator(&self.options, &mut self.loaded_model) {
-            Ok(eval) => {
-                self.eval = eval;
-                Ok(())
-            }
+            Ok(eval) => self.eval = eval,
             Err(e) => {
                 self.eval = Arc::new(Material);
-                Err(format!("{e}; playing with Eval material"))
+                errors.push(format!("{e}; playing with Eval material"));
             }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors.join("; "))
         }
     }
 

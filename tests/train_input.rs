@@ -46,6 +46,10 @@ fn malformed_input_names_file_line_and_fault() {
         ("1 1:1\n\n", ":2: empty line"),
         ("1 x:1\n", ":1: index \"x\" is not an integer"),
         ("1 1-1\n", ":1: \"1-1\" is not of the form index:value"),
+        (
+            "1 1:1\n1 4294967295:1\n",
+            ":2: index 4294967295 is beyond the largest read, 134217728",
+        ),
     ];
     for (text, want) in cases {
         let e = load_error(text);
@@ -179,6 +183,12 @@ fn the_scheme_of_extract_json_is_typed() {
             r#"{"scheme":"s","num_features":50,"label_scale":1.0}"#.to_string(),
             "missing field `scheme_version`",
         ),
+        // A size that would size every weight vector, beyond any row's.
+        (
+            r#"{"scheme":"s","scheme_version":1,"num_features":99999999999,"label_scale":1.0}"#
+                .to_string(),
+            "num_features 99999999999 is beyond the largest feature index read, 134217728",
+        ),
     ] {
         write(&dir.path().join("extract.json"), &text);
         let e = load::load(&roots, -1.0, false).err().unwrap().to_string();
@@ -237,6 +247,25 @@ fn an_interrupted_run_resumes_from_its_checkpoint() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("checkpoint does not match"), "{e}");
+
+    // A damaged checkpoint is an error naming its file, not a panic.
+    let state = dir.path().join("m.model.ckpt-state.json");
+    let text = std::fs::read_to_string(&state).unwrap();
+    let at = text.find("\"cache_len\"").expect("cache_len in the state");
+    let end = at + text[at..].find([',', '}']).unwrap();
+    std::fs::write(
+        &state,
+        format!("{}\"cache_len\": 5{}", &text[..at], &text[end..]),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("m.model.ckpt-cache"), [0u8; 40]).unwrap();
+    let e = train_files_with(&files, &short, &out, &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("m.model.ckpt-state.json") && e.contains("cache_len 5 for 2000 rows"),
+        "{e}"
+    );
 }
 
 #[test]

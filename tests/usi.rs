@@ -208,6 +208,44 @@ fn an_oversized_model_header_is_an_error_not_an_abort() {
     e.quit();
 }
 
+/// Memory and swap of this machine, in MiB (`/proc/meminfo`).
+fn memory_mib() -> u64 {
+    let info = std::fs::read_to_string("/proc/meminfo").expect("/proc/meminfo (Linux)");
+    let kib = |key: &str| -> u64 {
+        info.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or_else(|| panic!("/proc/meminfo has no {key}"))
+    };
+    (kib("MemTotal:") + kib("SwapTotal:")) >> 10
+}
+
+/// A `USI_Hash` the machine cannot hold is an error at `isready` and the
+/// old table is kept: the engine plays on instead of aborting.
+#[test]
+fn a_hash_beyond_the_machines_memory_is_an_error_not_an_abort() {
+    let wanted = 65536;
+    let mut e = UsiProcess::start();
+    e.send(&format!("setoption name USI_Hash value {wanted}"));
+    e.send("isready");
+    let lines = e.until("readyok", T);
+    let error = lines.iter().find(|l| l.starts_with("info string error"));
+    if memory_mib() < wanted {
+        let error = error.unwrap_or_else(|| panic!("no error for {wanted} MB: {lines:?}"));
+        assert!(
+            error.contains("USI_Hash 65536 MB") && error.contains("stays at 64 MB"),
+            "{error}"
+        );
+    } else {
+        assert_eq!(error, None, "this machine holds {wanted} MB");
+    }
+    e.send("position startpos");
+    e.send("go depth 3");
+    e.until("bestmove", T);
+    assert!(e.is_running());
+    e.quit();
+}
+
 #[test]
 fn stop_ends_infinite_search_and_ponder_waits_for_ponderhit() {
     let mut e = UsiProcess::start();

@@ -9,7 +9,9 @@
 //! not training: every line must have a finite label and `index:value` pairs
 //! with 1-based, strictly ascending indices and finite values, and the file
 //! must end with a newline (a missing one means the writer was cut off).
-//! Every error names the file and the 1-based line.
+//! Indices are at most [`MAX_INDEX`]: a model is dense, one weight per
+//! index up to the largest, so one stray large index would size every
+//! weight vector by it. Every error names the file and the 1-based line.
 //!
 //! Files are read in blocks cut at line ends, so a file larger than memory
 //! can be parsed piece by piece; pieces are parsed in parallel by
@@ -140,6 +142,11 @@ fn put_index(buf: &mut [u8], n: u32) -> usize {
     8 - leading_zeros
 }
 
+/// The largest feature index read: 2²⁷ (134,217,728), a dense weight
+/// vector of 1 GiB, about 2.6 times the largest feature scheme
+/// ([`crate::features::RelationEncoding::OneHot`]).
+pub const MAX_INDEX: u32 = 1 << 27;
+
 /// Room for one ` index:value` pair: a space, 10 digits, a colon, 3 digits.
 const PAIR_MAX: usize = 1 + 10 + 1 + 3;
 
@@ -185,6 +192,10 @@ pub enum LineError {
     BadIndex(String),
     #[error("index 0 (indices are 1-based)")]
     ZeroIndex,
+    #[error(
+        "index {0} is beyond the largest read, {MAX_INDEX} (a model holds a weight for every index up to its largest)"
+    )]
+    IndexTooLarge(u32),
     #[error("index {index} after {previous}: indices must be strictly ascending")]
     Unsorted { previous: u32, index: u32 },
     #[error("value {0:?} is not a finite number")]
@@ -514,6 +525,9 @@ fn parse_pair(tok: &[u8], previous: u32) -> Result<(u32, f64), LineError> {
     if index == 0 {
         return Err(LineError::ZeroIndex);
     }
+    if index > MAX_INDEX {
+        return Err(LineError::IndexTooLarge(index));
+    }
     if index <= previous {
         return Err(LineError::Unsorted { previous, index });
     }
@@ -643,11 +657,30 @@ mod tests {
         assert_eq!(err("1 0:1\n").error, LineError::ZeroIndex);
         assert_eq!(err("1 a:1\n").error, LineError::BadIndex("a".into()));
         assert_eq!(err("1 -3:1\n").error, LineError::BadIndex("-3".into()));
+        assert_eq!(
+            err("1 3:1 134217729:1\n").error,
+            LineError::IndexTooLarge(134_217_729)
+        );
+        assert_eq!(
+            err("1 4294967295:1\n").error,
+            LineError::IndexTooLarge(u32::MAX)
+        );
         assert_eq!(err("1 2:z\n").error, LineError::BadValue("z".into()));
         assert_eq!(err("1 2:nan\n").error, LineError::BadValue("nan".into()));
         assert_eq!(err("1 2\n").error, LineError::BadPair("2".into()));
         assert_eq!(err("1 1:1\n1 1:1").error, LineError::Truncated);
         assert_eq!(err("1 1:1\n1 1:1").line, 2);
+    }
+
+    #[test]
+    fn the_index_limit_admits_every_feature_scheme() {
+        use crate::features::RelationEncoding;
+        for e in [RelationEncoding::Value, RelationEncoding::OneHot] {
+            assert!(e.num_features() <= MAX_INDEX as usize, "{e:?}");
+        }
+        let mut rows = Rows::default();
+        parse_block(b"1 134217728:1\n", &mut rows).unwrap();
+        assert_eq!(rows.max_index, MAX_INDEX);
     }
 
     #[test]

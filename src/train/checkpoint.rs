@@ -104,8 +104,18 @@ impl Checkpoint {
                     ),
                 )
             })?;
+        // The SVR's cache: wᵀw, then w·x of every row.
+        if saved.cache_len != 0 && saved.cache_len != want.rows + 1 {
+            return Err(bad(
+                &self.state,
+                format!(
+                    "cache_len {} for {} rows (0 or rows + 1)",
+                    saved.cache_len, want.rows
+                ),
+            ));
+        }
         let bytes = fs::read(&self.cache).map_err(|e| bad(&self.cache, e.to_string()))?;
-        if bytes.len() != saved.cache_len * 8 {
+        if Some(bytes.len()) != saved.cache_len.checked_mul(8) {
             return Err(bad(
                 &self.cache,
                 format!(

@@ -16,7 +16,7 @@ use thiserror::Error;
 
 use super::dataset::{ColumnMap, Dataset, DatasetError};
 use crate::progress::{Progress, Unit};
-use crate::rows::libsvm::{BlockReader, LibsvmError, Rows, parse_block};
+use crate::rows::libsvm::{BlockReader, LibsvmError, MAX_INDEX, Rows, parse_block};
 use crate::rows::model::FeatureScheme;
 
 /// An error loading training data.
@@ -86,12 +86,22 @@ fn read_scheme(dir: &Path) -> Result<Option<FeatureScheme>, LoadError> {
     }
     let text = fs::read_to_string(&path).map_err(io(&path))?;
     // The scheme's fields of `extract.json` (a `rows::Scheme` and more).
-    serde_json::from_str(&text)
-        .map(Some)
-        .map_err(|e| LoadError::ExtractJson {
+    let scheme: FeatureScheme =
+        serde_json::from_str(&text).map_err(|e| LoadError::ExtractJson {
             path: path.clone(),
             message: e.to_string(),
-        })
+        })?;
+    // It sizes the weight vectors: no larger than any row may ask for.
+    if scheme.num_features > MAX_INDEX as usize {
+        return Err(LoadError::ExtractJson {
+            path,
+            message: format!(
+                "num_features {} is beyond the largest feature index read, {MAX_INDEX}",
+                scheme.num_features
+            ),
+        });
+    }
+    Ok(Some(scheme))
 }
 
 /// The `.svm` files that `paths` stand for, and the feature scheme their
