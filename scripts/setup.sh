@@ -3,7 +3,8 @@
 # against: LIBLINEAR's command-line tools, two USI shogi engines, and Ruby with
 # WEBrick to run the CSA shogi-server in ../shared/tools. They are GPL
 # programs, used only as separate processes. Also the DejaVu font that the
-# PNG plots (src/plot.rs) draw their text with.
+# PNG plots (src/plot.rs) draw their text with, and Open MPI with libclang
+# for the `mpi` feature (distributed training under mpirun).
 set -euo pipefail
 need=()
 command -v liblinear-train >/dev/null 2>&1 || need+=(liblinear-tools)
@@ -12,6 +13,9 @@ command -v liblinear-train >/dev/null 2>&1 || need+=(liblinear-tools)
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
 command -v ruby >/dev/null 2>&1 || need+=(ruby)
 ruby -e 'require "webrick"' >/dev/null 2>&1 || need+=(ruby-webrick)
+command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
+[ -f /usr/include/x86_64-linux-gnu/openmpi/mpi.h ] || [ -f /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h ] || need+=(libopenmpi-dev)
+ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 || need+=(libclang-dev)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "setup: run as root (or install ${need[*]} by hand)" >&2
@@ -21,4 +25,4 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
-echo "setup: liblinear-train $(command -v liblinear-train), fairy-stockfish, gpsusi, DejaVu font, ruby with webrick ready"
+echo "setup: liblinear-train $(command -v liblinear-train), fairy-stockfish, gpsusi, DejaVu font, ruby with webrick, $(mpirun --version | head -1) ready"

@@ -74,6 +74,7 @@ pub mod eval;
 pub mod extract;
 pub mod features;
 pub mod learn;
+pub mod mpirun;
 pub mod opening;
 pub mod perft;
 pub mod play;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use niwatori::eval::Material;
 use niwatori::extract::output::{GameMeta, RunMeta};
-use niwatori::extract::{ExtractOptions, extract, targets};
+use niwatori::extract::{ExtractOptions, Shard, extract, targets};
 use niwatori::features::{RelationEncoding, features};
 use niwatori::rows::libsvm;
 use niwatori::search::SiblingScorer;
@@ -202,6 +202,65 @@ fn output_is_identical_for_one_and_two_threads() {
     assert!(sa.remove(&meta).is_some() && sb.remove(&meta).is_some());
     assert_eq!(sa.len(), 16);
     assert!(sa == sb, "outputs differ between 1 and 2 threads");
+}
+
+/// Shards 0/3, 1/3 and 2/3, each into its own folder, are together the
+/// whole run: every game file and sidecar, byte for byte, each in one shard
+/// only; their row counts add up to the whole run's.
+#[test]
+fn shards_together_are_the_whole_run() {
+    let src = fresh_dir("shard-in");
+    for n in 1..=8 {
+        short(&format!("selfplay/{n:04}.csa"), 16, &src);
+    }
+    let inputs = [src];
+    let whole_dir = fresh_dir("shard-whole");
+    let whole = run(&inputs, &whole_dir, &ExtractOptions::default());
+    let mut want = snapshot(&whole_dir);
+    let meta = want.remove(&PathBuf::from("extract.json")).unwrap();
+    let mut union = BTreeMap::new();
+    let (mut rows, mut written) = (0, Vec::new());
+    for index in 0..3 {
+        let dir = fresh_dir(&format!("shard-{index}"));
+        let shard = Shard { index, count: 3 };
+        let s = run(
+            &inputs,
+            &dir,
+            &ExtractOptions {
+                shard: Some(shard),
+                ..Default::default()
+            },
+        );
+        written.push(s.games_written);
+        rows += s.rows;
+        let mut got = snapshot(&dir);
+        // The scheme without totals; the shard's totals beside it.
+        let shard_meta: RunMeta =
+            serde_json::from_slice(&got.remove(&PathBuf::from("extract.json")).unwrap()).unwrap();
+        let whole_meta: RunMeta = serde_json::from_slice(&meta).unwrap();
+        assert_eq!(shard_meta.scheme, whole_meta.scheme);
+        assert!(shard_meta.summary.is_none());
+        let totals = PathBuf::from(format!("extract.shard-{index}-of-3.json"));
+        assert!(got.remove(&totals).is_some(), "{totals:?}");
+        for (path, bytes) in got {
+            assert!(
+                union.insert(path.clone(), bytes).is_none(),
+                "{path:?} twice"
+            );
+        }
+    }
+    // Games go round: shard i has the i-th, (i+3)-th, … of the run's.
+    let n = whole.games_written;
+    assert_eq!(
+        written,
+        (0..3)
+            .map(|i| n / 3 + usize::from(i < n % 3))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(want.len(), 2 * n);
+    assert!(n >= 6, "{n} games");
+    assert!(union == want, "the shards differ from the whole run");
+    assert_eq!(rows, whole.rows);
 }
 
 #[test]

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 
-use super::{ExtractOptions, extract};
+use super::{ExtractOptions, Shard, extract};
 use crate::eval::{Evaluator, Material};
 use crate::features::RelationEncoding;
 use crate::rows::FeaturesAt;
@@ -84,6 +84,11 @@ pub struct ExtractArgs {
     /// repeat across subfolders can be extracted together.
     #[arg(long)]
     pub root: Option<PathBuf>,
+    /// Only shard I of K of the games (e.g. 0/4), for several machines or
+    /// processes into one folder; their outputs together are the whole
+    /// run's. Under `mpirun`, each rank takes its own shard by default.
+    #[arg(long, value_name = "I/K")]
+    pub shard: Option<Shard>,
 }
 
 /// `--sample` must pick some positions and cannot pick more than all.
@@ -100,6 +105,9 @@ pub fn run(args: ExtractArgs) -> Result<()> {
     options.resume = args.resume;
     options.progress = !args.quiet;
     options.root = args.root.clone();
+    options.shard = args
+        .shard
+        .or_else(|| crate::mpirun::rank_and_size().map(|(index, count)| Shard { index, count }));
     let out = args.out;
     let s = extract(&args.paths, &out, &options, eval)
         .with_context(|| format!("extract into {}", out.display()))?;
@@ -123,6 +131,9 @@ pub fn run(args: ExtractArgs) -> Result<()> {
         }
     }
     let rows = s.rows.max(1) as f64;
+    if let Some(shard) = options.shard {
+        print!("shard {shard}: ");
+    }
     println!(
         "{} games ({} already complete), {} positions, {} rows, {} bytes ({:.1} bytes/row, {:.1} nnz/row) in {:.1} s ({:.0} rows/s written) to {}",
         s.games_written,

@@ -61,6 +61,41 @@ pub struct ExtractOptions {
     /// record's file name, game index and ply (1 = every position). For
     /// labelling with a slow learned evaluation across many games.
     pub sample: f64,
+    /// Only this shard of the games (`--shard I/K`, or the ranks of
+    /// `mpirun`); `None`: all of them.
+    pub shard: Option<Shard>,
+}
+
+/// Shard `index` of `count`: the games whose place in the run's order
+/// (record files sorted, games in file order, repeats left out) is
+/// `index` modulo `count`. The shards' outputs together are the whole
+/// run's, file for file and byte for byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("{s:?} is not a shard I/K with 0 <= I < K (e.g. 0/4)");
+        let (i, k) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count) = (
+            i.parse::<usize>().map_err(|_| bad())?,
+            k.parse::<usize>().map_err(|_| bad())?,
+        );
+        if index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
 }
 
 impl Default for ExtractOptions {
@@ -74,6 +109,7 @@ impl Default for ExtractOptions {
             progress: false,
             root: None,
             sample: 1.0,
+            shard: None,
         }
     }
 }
@@ -327,6 +363,14 @@ where
         }
     }
 
+    if let Some(Shard { index, count }) = options.shard {
+        let mut k = 0;
+        jobs.retain(|_| {
+            k += 1;
+            (k - 1) % count == index
+        });
+    }
+
     let meta_path = out.join("extract.json");
     if options.resume
         && let Ok(text) = std::fs::read_to_string(&meta_path)
@@ -442,8 +486,19 @@ where
     }
     summary.problems = problems.iter().map(ToString::to_string).collect();
     summary.seconds = start.elapsed().as_secs_f64();
-    meta.summary = serde_json::to_value(&summary).ok();
-    write_json(&meta_path, &meta)?;
+    match options.shard {
+        // Every shard writes the same extract.json (the scheme, no totals):
+        // shards into one folder may end in any order. Each one's totals
+        // go beside it.
+        Some(Shard { index, count }) => write_json(
+            &out.join(format!("extract.shard-{index}-of-{count}.json")),
+            &summary,
+        )?,
+        None => {
+            meta.summary = serde_json::to_value(&summary).ok();
+            write_json(&meta_path, &meta)?;
+        }
+    }
     Ok(summary)
 }
 

@@ -26,6 +26,7 @@ use rayon::prelude::*;
 use sprs::CsMatI;
 use thiserror::Error;
 
+use super::ranks::{Alone, Ranks};
 use crate::rows::libsvm::{Rows, Values};
 
 /// An error building a data set.
@@ -234,6 +235,11 @@ impl ColumnMap {
     /// place; the renumbering keeps their order, so sorted rows stay sorted.
     /// Uses a bitset with per-word ranks: `n_cols / 8 · 1.5` bytes.
     fn compact(indices: &mut [u32], n_cols: usize) -> ColumnMap {
+        Self::compact_on(indices, n_cols, &Alone)
+    }
+
+    /// [`compact`](Self::compact) over the columns that occur on any rank.
+    fn compact_on(indices: &mut [u32], n_cols: usize, ranks: &dyn Ranks) -> ColumnMap {
         use std::sync::atomic::{AtomicU64, Ordering};
         let words = n_cols.div_ceil(64);
         let seen: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
@@ -242,7 +248,8 @@ impl ColumnMap {
                 seen[j as usize >> 6].fetch_or(1 << (j & 63), Ordering::Relaxed);
             }
         });
-        let seen: Vec<u64> = seen.into_iter().map(AtomicU64::into_inner).collect();
+        let mut seen: Vec<u64> = seen.into_iter().map(AtomicU64::into_inner).collect();
+        ranks.or(&mut seen);
         let mut rank = Vec::with_capacity(words);
         let mut used = Vec::new();
         for (k, &bits) in seen.iter().enumerate() {
@@ -334,9 +341,22 @@ impl Dataset {
         bias: f64,
     ) -> Result<(Self, ColumnMap), DatasetError> {
         let n_cols = (rows.max_index as usize).max(min_features);
+        Self::from_rows_compact_on(rows, n_cols, bias, &Alone)
+    }
+
+    /// This rank's rows over the columns that occur on any rank, `n_cols`
+    /// wide in the full space (the largest index of all ranks, or more):
+    /// every rank gets the same [`ColumnMap`].
+    pub fn from_rows_compact_on(
+        rows: Rows,
+        n_cols: usize,
+        bias: f64,
+        ranks: &dyn Ranks,
+    ) -> Result<(Self, ColumnMap), DatasetError> {
+        assert!(rows.max_index as usize <= n_cols);
         let mut rows = rows;
         rows.indices.par_iter_mut().for_each(|j| *j -= 1);
-        let map = ColumnMap::compact(&mut rows.indices, n_cols);
+        let map = ColumnMap::compact_on(&mut rows.indices, n_cols, ranks);
         let data = Self::from_zero_based(rows, map.n_used(), bias)?;
         Ok((data, map))
     }

@@ -15,6 +15,7 @@ use rayon::prelude::*;
 use thiserror::Error;
 
 use super::dataset::{ColumnMap, Dataset, DatasetError};
+use super::ranks::{Alone, Ranks, shard_of};
 use crate::progress::{Progress, Unit};
 use crate::rows::libsvm::{BlockReader, LibsvmError, MAX_INDEX, Rows, parse_block};
 use crate::rows::model::FeatureScheme;
@@ -40,6 +41,8 @@ pub enum LoadError {
         max_index: usize,
         num_features: usize,
     },
+    #[error("{count} bad file(s), read by other ranks (their errors are theirs to print)")]
+    OtherRanks { count: usize },
     #[error(transparent)]
     Dataset(#[from] DatasetError),
 }
@@ -175,6 +178,19 @@ pub fn load_compact_unclamped(
     load_with(paths, bias, progress, true, true)
 }
 
+/// [`load_compact`] or [`load_compact_unclamped`] of this rank's shard of
+/// the files (see [`shard_of`]): the columns, the largest index and the
+/// counts are those of all the ranks' files together.
+pub fn load_shard(
+    paths: &[PathBuf],
+    bias: f64,
+    progress: bool,
+    drop_clamped: bool,
+    ranks: &dyn Ranks,
+) -> Result<Loaded, LoadError> {
+    load_on(paths, bias, progress, true, drop_clamped, ranks)
+}
+
 fn load_with(
     paths: &[PathBuf],
     bias: f64,
@@ -182,13 +198,33 @@ fn load_with(
     compact: bool,
     drop_clamped: bool,
 ) -> Result<Loaded, LoadError> {
+    load_on(paths, bias, progress, compact, drop_clamped, &Alone)
+}
+
+fn load_on(
+    paths: &[PathBuf],
+    bias: f64,
+    progress: bool,
+    compact: bool,
+    drop_clamped: bool,
+    ranks: &dyn Ranks,
+) -> Result<Loaded, LoadError> {
     let start = Instant::now();
     let (files, features) = collect(paths)?;
-    let total: u64 = files
+    let sizes: Vec<u64> = files
         .iter()
         .map(|f| fs::metadata(f).map(|m| m.len()).unwrap_or(0))
-        .sum();
-    let bar = Progress::start("loading", total, Unit::Bytes, None, progress);
+        .collect();
+    let shard = shard_of(&sizes, ranks.rank(), ranks.size());
+    let total: u64 = sizes[shard.clone()].iter().sum();
+    let mine = &files[shard];
+    let bar = Progress::start(
+        "loading",
+        total,
+        Unit::Bytes,
+        None,
+        progress && ranks.is_root(),
+    );
     let mut rows = Rows::default();
     // Reserve address space for the most non-zeros the text can hold ("1:1 "
     // is 4 bytes): untouched pages cost no memory, and growing by doubling
@@ -202,8 +238,8 @@ fn load_with(
     let _ = rows.row_lengths.try_reserve_exact((total / 8) as usize);
     let mut errors: Vec<LibsvmError> = Vec::new();
     let mut clamped_dropped = 0;
-    let mut file_rows = vec![0u64; files.len()];
-    let mut bad = vec![false; files.len()];
+    let mut file_rows = vec![0u64; mine.len()];
+    let mut bad = vec![false; mine.len()];
     let mut next_file = 0;
     let mut reader: Option<(usize, BlockReader)> = None;
     loop {
@@ -212,10 +248,10 @@ fn load_with(
         let mut bytes = 0;
         while bytes < BATCH_BYTES && batch.len() < 256 {
             if reader.is_none() {
-                if next_file == files.len() {
+                if next_file == mine.len() {
                     break;
                 }
-                match BlockReader::open(&files[next_file], BLOCK) {
+                match BlockReader::open(&mine[next_file], BLOCK) {
                     Ok(r) => reader = Some((next_file, r)),
                     Err(e) => {
                         bar.println(&format!("error: {e}"));
@@ -259,7 +295,7 @@ fn load_with(
             }
             if let Some(e) = e {
                 let err = LibsvmError::Line {
-                    path: files[k].clone(),
+                    path: mine[k].clone(),
                     line: file_rows[k] + e.line,
                     error: e.error,
                 };
@@ -279,14 +315,22 @@ fn load_with(
         }
     }
     bar.finish();
+    // Every rank learns of every rank's errors, so that all stop together.
+    let mut counts = [errors.len() as u64, clamped_dropped as u64];
+    ranks.sum_counts(&mut counts);
+    let [bad_files, clamped_dropped] = counts.map(|c| c as usize);
     if !errors.is_empty() {
-        let count = errors.len();
         return Err(LoadError::BadFiles {
-            count,
+            count: bad_files,
             first: errors.swap_remove(0),
         });
     }
-    let max_index = rows.max_index as usize;
+    if bad_files > 0 {
+        return Err(LoadError::OtherRanks { count: bad_files });
+    }
+    let mut max_index = [u64::from(rows.max_index)];
+    ranks.max(&mut max_index);
+    let max_index = max_index[0] as usize;
     let min_features = match &features {
         Some(f) if max_index > f.num_features => {
             return Err(LoadError::IndexBeyondScheme {
@@ -299,7 +343,8 @@ fn load_with(
         None => 0,
     };
     let (data, columns) = if compact {
-        let (data, map) = Dataset::from_rows_compact(rows, min_features, bias)?;
+        let (data, map) =
+            Dataset::from_rows_compact_on(rows, max_index.max(min_features), bias, ranks)?;
         (data, Some(map))
     } else {
         (Dataset::from_rows(rows, min_features, bias)?, None)

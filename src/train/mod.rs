@@ -11,6 +11,8 @@
 //! params   checked hyper-parameters (linfa ParamGuard)
 //! linfa    linfa Fit / Predict on our sparse data
 //! diagnose linear vs Gaussian-kernel SVR on a small sample
+//! ranks    shards of rows on several processes, sums reduced across them
+//! mpi      the ranks of an MPI run (cargo feature `mpi`)
 //! ```
 //!
 //! Train programmatically with [`train_files`]; fit an in-memory data set
@@ -22,9 +24,12 @@ pub mod dataset;
 pub mod diagnose;
 pub mod linfa;
 pub mod load;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod newton;
 pub mod objective;
 pub mod params;
+pub mod ranks;
 pub mod svr;
 pub mod synth;
 
@@ -39,6 +44,7 @@ use dataset::Dataset;
 use newton::{IterInfo, NewtonParams, Resume, Solution, Stop};
 use objective::Objective;
 pub use params::{SvrParams, SvrValidParams};
+use ranks::{Alone, Ranks};
 use svr::SvrLoss;
 
 /// An error while training.
@@ -50,6 +56,8 @@ pub enum TrainError {
     Model(#[from] ModelError),
     #[error("{path}: checkpoint does not match this run: {message}")]
     Checkpoint { path: PathBuf, message: String },
+    #[error("training on several ranks: {0}")]
+    Sharded(String),
 }
 
 /// What a training run produced.
@@ -103,12 +111,25 @@ pub fn fit<E>(
     resume: Option<(usize, &Resume)>,
     each_iter: impl FnMut(&IterInfo, &[f64], &SvrLoss) -> Result<(), E>,
 ) -> Result<Solution, E> {
+    fit_on(data, params, w, resume, &Alone, each_iter)
+}
+
+/// [`fit`] with `data` this rank's shard of the rows of all `ranks`: every
+/// rank must call it, with the same columns, and gets the same solution.
+pub fn fit_on<E>(
+    data: &Dataset,
+    params: &SvrValidParams,
+    w: &mut [f64],
+    resume: Option<(usize, &Resume)>,
+    ranks: &dyn Ranks,
+    each_iter: impl FnMut(&IterInfo, &[f64], &SvrLoss) -> Result<(), E>,
+) -> Result<Solution, E> {
     assert_eq!(
         data.bias(),
         params.bias(),
         "data set bias must match the parameters"
     );
-    let mut loss = SvrLoss::new(data, params.c(), params.p());
+    let mut loss = SvrLoss::sharded(data, params.c(), params.p(), ranks);
     let np = NewtonParams {
         eps: params.eps(),
         max_iter: params.max_iter(),
@@ -157,30 +178,61 @@ pub fn train_files_with(
     out: &Path,
     opts: &TrainOptions,
 ) -> Result<TrainSummary, TrainError> {
+    train_files_on(paths, params, out, opts, &Alone)
+}
+
+/// [`train_files_with`] on several processes (see [`ranks`]): each loads
+/// its shard of the files, all solve together, rank 0 prints and writes
+/// the model, which is that of one process up to rounding. The summary's
+/// counts (and `bytes`, the matrices' memory) are of all the ranks.
+pub fn train_files_on(
+    paths: &[PathBuf],
+    params: &SvrValidParams,
+    out: &Path,
+    opts: &TrainOptions,
+    ranks: &dyn Ranks,
+) -> Result<TrainSummary, TrainError> {
+    if opts.checkpoint && ranks.size() > 1 {
+        return Err(TrainError::Sharded(
+            "--checkpoint is for one process: each rank's cache of X·w would need its own file"
+                .into(),
+        ));
+    }
+    let progress = opts.progress && ranks.is_root();
     // Solve over the features that occur (a few per cent of the scheme's
     // millions): every solver vector shrinks accordingly. The weights are
     // expanded to the full space only for the model file.
-    let loaded = if opts.drop_clamped {
-        load::load_compact_unclamped(paths, params.bias(), opts.progress)?
-    } else {
-        load::load_compact(paths, params.bias(), opts.progress)?
-    };
+    let loaded = load::load_shard(
+        paths,
+        params.bias(),
+        opts.progress,
+        opts.drop_clamped,
+        ranks,
+    )?;
     let columns = loaded.columns.as_ref().expect("load_compact maps columns");
     let data = &loaded.data;
     let has_bias = params.bias() >= 0.0;
-    if opts.progress {
+    let mut counts = [data.n_rows() as u64, data.nnz() as u64, data.bytes() as u64];
+    ranks.sum_counts(&mut counts);
+    let [rows, nonzeros, bytes] = counts.map(|c| c as usize);
+    if progress {
         eprintln!(
-            "loaded {} files: {} rows, {} non-zeros, {} features ({} occur), {:.1} MB, {:.1} s",
+            "loaded {} files: {} rows, {} non-zeros, {} features ({} occur), {:.1} MB{}, {:.1} s",
             loaded.files.len(),
-            data.n_rows(),
-            data.nnz(),
+            rows,
+            nonzeros,
             columns.n_features(),
             columns.n_used(),
             data.bytes() as f64 / 1e6,
+            if ranks.size() > 1 {
+                format!(" on rank 0 of {}", ranks.size())
+            } else {
+                String::new()
+            },
             loaded.seconds
         );
     }
-    if opts.drop_clamped {
+    if opts.drop_clamped && ranks.is_root() {
         eprintln!(
             "left out {} rows whose label is at the clamp (mates)",
             loaded.clamped_dropped
@@ -192,8 +244,8 @@ pub fn train_files_with(
         c: params.c(),
         p: params.p(),
         bias: params.bias(),
-        rows: data.n_rows(),
-        nonzeros: data.nnz(),
+        rows,
+        nonzeros,
         dim: columns.n_features() + usize::from(has_bias),
     };
     let mut w = vec![0.0; data.dim()];
@@ -201,7 +253,7 @@ pub fn train_files_with(
     if opts.checkpoint
         && let Some(saved) = checkpoint.resume(columns, has_bias, info)?
     {
-        if opts.progress {
+        if progress {
             eprintln!(
                 "resuming from {} after iteration {}",
                 checkpoint.path().display(),
@@ -213,8 +265,8 @@ pub fn train_files_with(
     }
     let start = Instant::now();
     let from = resumed.as_ref().map(|r| (r.iteration, &r.state));
-    let solution = fit(data, params, &mut w, from, |it, w, loss| {
-        if opts.progress {
+    let solution = fit_on(data, params, &mut w, from, ranks, |it, w, loss| {
+        if progress {
             eprintln!("{}", format_iter(it));
         }
         if opts.checkpoint {
@@ -237,13 +289,15 @@ pub fn train_files_with(
         gradient_norm: solution.gnorm,
         iterations: solution.iterations,
         converged: solution.stop == Stop::Converged,
-        rows: data.n_rows(),
-        nonzeros: data.nnz(),
-        bytes: data.bytes(),
+        rows,
+        nonzeros,
+        bytes,
         load_seconds: loaded.seconds,
         train_seconds,
     };
-    save_model(loaded, params, &w, &solution, &summary, out)?;
+    if ranks.is_root() {
+        save_model(loaded, params, &w, &solution, &summary, out)?;
+    }
     if opts.checkpoint && summary.converged {
         // The model supersedes the checkpoint; an unfinished run keeps it,
         // so that it can be resumed with more iterations.

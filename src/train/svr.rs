@@ -21,10 +21,14 @@ use rayon::prelude::*;
 
 use super::dataset::Dataset;
 use super::objective::Objective;
+use super::ranks::{Alone, Ranks};
 
-/// SVR loss over a data set, with the caches LIBLINEAR keeps.
+/// SVR loss over a data set, with the caches LIBLINEAR keeps. Sharded
+/// (see [`crate::train::ranks`]), `data` is this rank's rows and every sum
+/// over rows is summed over the ranks.
 pub struct SvrLoss<'a> {
     data: &'a Dataset,
+    ranks: &'a dyn Ranks,
     c: f64,
     p: f64,
     /// `X·w` at the current point.
@@ -33,17 +37,26 @@ pub struct SvrLoss<'a> {
     wtw: f64,
     /// Active rows at the last gradient.
     active: Vec<u32>,
+    /// Active rows of all ranks.
+    active_total: usize,
 }
 
 impl<'a> SvrLoss<'a> {
     pub fn new(data: &'a Dataset, c: f64, p: f64) -> Self {
+        Self::sharded(data, c, p, &Alone)
+    }
+
+    /// The loss over the rows of all `ranks`, `data` holding this rank's.
+    pub fn sharded(data: &'a Dataset, c: f64, p: f64, ranks: &'a dyn Ranks) -> Self {
         SvrLoss {
             data,
+            ranks,
             c,
             p,
             wx: vec![0.0; data.n_rows()],
             wtw: 0.0,
             active: Vec::new(),
+            active_total: 0,
         }
     }
 
@@ -74,7 +87,7 @@ impl<'a> SvrLoss<'a> {
                 }
             })
             .collect();
-        chunk_sums.iter().sum()
+        self.ranks.sum_one(chunk_sums.iter().sum())
     }
 }
 
@@ -109,6 +122,10 @@ impl Objective for SvrLoss<'_> {
             })
             .collect();
         self.data.tmul_rows(&self.active, &z, g);
+        self.ranks.sum(g);
+        let mut active = [self.active.len() as u64];
+        self.ranks.sum_counts(&mut active);
+        self.active_total = active[0] as usize;
         for (gj, wj) in g.iter_mut().zip(w) {
             *gj = wj + 2.0 * *gj;
         }
@@ -116,6 +133,7 @@ impl Objective for SvrLoss<'_> {
 
     fn hessian_vector(&self, s: &[f64], out: &mut [f64]) {
         self.data.gram_vec(&self.active, s, out);
+        self.ranks.sum(out);
         for (o, sj) in out.iter_mut().zip(s) {
             *o = sj + 2.0 * self.c * *o;
         }
@@ -123,6 +141,7 @@ impl Objective for SvrLoss<'_> {
 
     fn diag_hessian(&self, diag: &mut [f64]) {
         self.data.sq_col_sums(&self.active, diag);
+        self.ranks.sum(diag);
         for d in diag.iter_mut() {
             *d = 1.0 + 2.0 * self.c * *d;
         }
@@ -187,6 +206,6 @@ impl Objective for SvrLoss<'_> {
     }
 
     fn active_size(&self) -> Option<usize> {
-        Some(self.active.len())
+        Some(self.active_total)
     }
 }

@@ -26,6 +26,7 @@ pub fn tool(name: &str) -> Option<PathBuf> {
     let package = match name.rsplit('/').next().unwrap_or(name) {
         "liblinear-train" | "liblinear-predict" => "liblinear-tools",
         "gpsusi" => "gpsshogi",
+        "mpirun" => "openmpi-bin",
         other => other,
     };
     let what = format!(
