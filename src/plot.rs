@@ -11,7 +11,7 @@
 //! Text is rendered with `ab_glyph` from the DejaVu Sans font file (Debian package
 //! `fonts-dejavu-core`, installed by `scripts/setup.sh`), not with the system font
 //! stack, so no fontconfig is needed. Files are written atomically: the picture is
-//! drawn to `PATH.<pid>.tmp.png` and then renamed to `PATH`.
+//! drawn to `PATH.tmp.png` and then renamed to `PATH`.
 //!
 //! ```no_run
 //! use niwatori::plot::{PhaseSeries, agreement_by_phase};
@@ -265,7 +265,7 @@ fn legend<'a, X: Ranged, Y: Ranged>(
         .draw()
 }
 
-/// Draws with `draw` into `PATH.<pid>.tmp.png` (the extension tells the encoder the format),
+/// Draws with `draw` into `PATH.tmp.png` (the extension tells the encoder the format),
 /// then renames it to `path`. A failed attempt leaves no file behind.
 fn write_atomically(
     path: &Path,

@@ -205,6 +205,38 @@ fn kif_illegal_move_names_its_line() {
     assert_eq!(r.games[0].usi_moves(), vec!["7g7f", "3c3d"]);
 }
 
+/// A move line longer than any KIF writes ends the game there (rsshogi's
+/// move parser is quadratic in a line's length: fuzzing found a 22 kB line
+/// that took seconds); the moves before it are kept.
+#[test]
+fn an_overlong_kif_move_line_ends_the_game() {
+    let long = format!("   3 {}", "(".repeat(600));
+    let text = format!(
+        "手合割：平手\n手数----指手---------消費時間--\n   1 ７六歩(77)\n   2 ３四歩(33)\n{long}\nまで3手で中断\n"
+    );
+    let r = parse_games(Path::new("k.kif"), Format::Kif, text.as_bytes());
+    assert_eq!(r.problems.len(), 1);
+    let p = &r.problems[0];
+    assert_eq!((p.line, p.kind, p.kept_moves), (5, ProblemKind::Syntax, 2));
+    assert!(
+        p.message
+            .contains("a move line of 605 bytes (KIF move lines are at most 512)"),
+        "{}",
+        p.message
+    );
+    assert_eq!(r.games[0].usi_moves(), vec!["7g7f", "3c3d"]);
+
+    // The input the fuzzer found (its first byte picked KIF).
+    let found = include_bytes!("fuzz_regressions/kif_long_move_line.bin");
+    let r = parse_games(Path::new("f.kif"), Format::Kif, &found[1..]);
+    assert!(r.games.is_empty());
+    assert!(
+        r.problems[0].message.contains("a move line of 22476 bytes"),
+        "{:?}",
+        r.problems
+    );
+}
+
 #[test]
 fn directories_are_scanned_recursively_for_record_files_only() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("kifu");

@@ -1,6 +1,6 @@
 //! niwatori under `mpirun`. `train`: each rank loads a shard of the row
 //! files, the Newton iterations reduce across ranks, rank 0 writes the
-//! model, which is the one-process model up to rounding (needs the binary
+//! model, which is the one-process model, bit for bit (needs the binary
 //! built with `--features mpi`). `extract`: each rank takes its shard of
 //! the games (no MPI calls). Needs Open MPI's `mpirun` (scripts/setup.sh).
 
@@ -25,15 +25,31 @@ fn mpi_build() {
     );
 }
 
-/// Row files of different sizes (so that shards differ), five of them.
+/// Row files of different sizes, some above the 64 MB of a block group
+/// and some below (`train::ranks::file_groups`): four files, three groups,
+/// so that two and three ranks hold different shards.
 fn rows_dir(dir: &Path) -> PathBuf {
     let rows = dir.join("rows");
     std::fs::create_dir_all(&rows).unwrap();
-    for (k, n) in [3000, 500, 4000, 2500, 1200].into_iter().enumerate() {
+    for (k, mb) in [80, 10, 70, 8].into_iter().enumerate() {
         let mut text = Vec::new();
-        niwatori::train::synth::write_rows(&mut text, n, 3000, 25, k as u64).unwrap();
+        // About 170 bytes a row.
+        niwatori::train::synth::write_rows(&mut text, mb * 1_000_000 / 170, 3000, 25, k as u64)
+            .unwrap();
         std::fs::write(rows.join(format!("part{k}.svm")), text).unwrap();
     }
+    let sizes: Vec<u64> = (0..4)
+        .map(|k| {
+            std::fs::metadata(rows.join(format!("part{k}.svm")))
+                .unwrap()
+                .len()
+        })
+        .collect();
+    assert_eq!(
+        niwatori::train::ranks::file_groups(&sizes).len(),
+        3,
+        "{sizes:?}"
+    );
     rows
 }
 
@@ -71,6 +87,40 @@ fn train_one(rows: &Path, out: &Path) {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
+/// The megabytes of rows rank 0 holds, from `train`'s "loaded" line (one
+/// iteration is enough).
+fn megabytes_loaded(rows: &Path, k: usize) -> f64 {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.model");
+    let args = [
+        "train",
+        "--max-iter",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+        rows.to_str().unwrap(),
+    ];
+    let o = if k == 1 {
+        Command::new(NIWATORI).args(args).output().unwrap()
+    } else {
+        mpirun(k, &args)
+    };
+    let err = String::from_utf8_lossy(&o.stderr);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("loaded "))
+        .unwrap_or_else(|| panic!("no loaded line: {err}"));
+    let mb = line
+        .split(", ")
+        .find(|p| p.contains(" MB"))
+        .and_then(|p| p.split(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    if k > 1 {
+        assert!(line.contains(&format!("on rank 0 of {k}")), "{line}");
+    }
+    mb
+}
+
 fn sidecar(model: &Path) -> serde_json::Value {
     let path = format!("{}.json", model.display());
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
@@ -104,7 +154,7 @@ fn ranks_train_the_one_process_model() {
     let single = LinearModel::load(&one).unwrap();
     let want = sidecar(&one);
     let examples = all_rows(&rows);
-    assert_eq!(examples.len(), 11_200);
+    let single_mb = megabytes_loaded(&rows, 1);
     for k in [2, 3] {
         let model = dir.path().join(format!("np{k}.model"));
         let o = mpirun(
@@ -134,9 +184,11 @@ fn ranks_train_the_one_process_model() {
             want["objective"].as_f64().unwrap(),
             got["objective"].as_f64().unwrap(),
         );
+        // Exact sums over the same blocks: the same bits, not just close.
+        assert_eq!(fk.to_bits(), f1.to_bits(), "np {k}: objective {fk} vs {f1}");
         assert!(
-            ((fk - f1) / f1).abs() < 1e-9,
-            "np {k}: objective {fk} vs {f1}"
+            std::fs::read(&model).unwrap() == std::fs::read(&one).unwrap(),
+            "np {k}: the model differs from one process's"
         );
         for key in [
             "iterations",
@@ -152,12 +204,18 @@ fn ranks_train_the_one_process_model() {
         for key in ["files", "rows", "nonzeros", "max_index"] {
             assert_eq!(got["data"][key], want["data"][key], "np {k}: data.{key}");
         }
+        // Rank 0 holds its shard only.
+        let rank0_mb = megabytes_loaded(&rows, k);
+        assert!(
+            rank0_mb < single_mb * 0.75,
+            "np {k}: rank 0 holds {rank0_mb} MB of {single_mb}"
+        );
         let sharded = LinearModel::load(&model).unwrap();
         let worst = examples
             .iter()
             .map(|(j, v)| (sharded.predict_row(j, v) - single.predict_row(j, v)).abs())
             .fold(0.0, f64::max);
-        assert!(worst <= 1e-12, "np {k}: predictions differ by {worst:e}");
+        assert_eq!(worst, 0.0, "np {k}: predictions differ by {worst:e}");
     }
 }
 
@@ -168,8 +226,9 @@ fn a_bad_file_on_one_rank_stops_them_all() {
     mpi_build();
     let dir = tempfile::tempdir().unwrap();
     let rows = rows_dir(dir.path());
-    let last = rows.join("part4.svm");
+    let last = rows.join("part3.svm");
     let mut text = std::fs::read_to_string(&last).unwrap();
+    let bad_line = text.lines().count() + 1;
     text.push_str("0.5 7:x\n");
     std::fs::write(&last, text).unwrap();
     let model = dir.path().join("m.model");
@@ -186,7 +245,9 @@ fn a_bad_file_on_one_rank_stops_them_all() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "{stderr}");
     assert!(
-        stderr.contains("part4.svm:1201: value \"x\" is not a finite number"),
+        stderr.contains(&format!(
+            "part3.svm:{bad_line}: value \"x\" is not a finite number"
+        )),
         "{stderr}"
     );
     assert!(!model.exists());

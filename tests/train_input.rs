@@ -314,3 +314,35 @@ fn clamped_rows_can_be_left_out() {
     assert_eq!(kept.rows, dropped.rows + 600_usize.div_ceil(7));
     assert_ne!(weights(&mc), weights(&mb));
 }
+
+/// Sums over rows are exact sums of block sums: 1, 2 or 3 threads solve to
+/// the same bits (LIBLINEAR's and our earlier sums varied with the split).
+#[test]
+fn the_solution_does_not_depend_on_the_number_of_threads() {
+    use niwatori::rows::libsvm::{Rows, parse_block};
+    use niwatori::train::dataset::{BLOCK_ROWS, Dataset};
+    let mut text = Vec::new();
+    niwatori::train::synth::write_rows(&mut text, 3 * BLOCK_ROWS + 500, 2000, 12, 9).unwrap();
+    let mut rows = Rows::default();
+    parse_block(&text, &mut rows).unwrap();
+    let data = Dataset::from_rows(rows, 0, 1.0).unwrap();
+    assert_eq!(data.block_starts().len(), 4);
+    let params = SvrParams::default().bias(1.0).check().unwrap();
+    let solve = |threads| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| niwatori::train::fit_quiet(&data, &params))
+    };
+    let (w1, s1) = solve(1);
+    for threads in [2, 3] {
+        let (w, s) = solve(threads);
+        assert_eq!(s.f.to_bits(), s1.f.to_bits(), "{threads} threads");
+        assert_eq!(s.iterations, s1.iterations);
+        assert!(
+            w.iter().zip(&w1).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{threads} threads"
+        );
+    }
+}

@@ -390,7 +390,11 @@ where
         inputs: paths.iter().map(|p| p.display().to_string()).collect(),
         summary: None,
     };
-    write_json(&meta_path, &meta)?;
+    if options.shard.is_some() {
+        write_json_shared(&meta_path, &meta)?;
+    } else {
+        write_json(&meta_path, &meta)?;
+    }
 
     let mut summary = ExtractSummary {
         files,
@@ -514,10 +518,19 @@ impl ExtractSummary {
 }
 
 fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), ExtractError> {
+    crate::atomic::write_atomic(path, json_text(path, value)?).map_err(io_err(path))
+}
+
+/// [`write_json`] of a file that the shards of a run all write.
+fn write_json_shared<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), ExtractError> {
+    crate::atomic::write_atomic_shared(path, json_text(path, value)?).map_err(io_err(path))
+}
+
+fn json_text<T: serde::Serialize>(path: &Path, value: &T) -> Result<Vec<u8>, ExtractError> {
     let mut text = serde_json::to_vec_pretty(value).map_err(|e| ExtractError::Io {
         path: path.to_path_buf(),
         source: std::io::Error::other(e),
     })?;
     text.push(b'\n');
-    crate::atomic::write_atomic(path, &text).map_err(io_err(path))
+    Ok(text)
 }

@@ -5,7 +5,7 @@
 //! `liblinear-predict` reads our models and we read its models. `MODEL.json`
 //! holds what LIBLINEAR's format has no room for: the feature scheme the
 //! weights belong to, the label scale, the hyper-parameters and how training
-//! went. Both are written atomically (`FILE.<pid>.tmp`, then rename).
+//! went. Both are written atomically (`FILE.tmp`, then rename).
 //!
 //! ```
 //! use niwatori::rows::model::LinearModel;
@@ -133,7 +133,7 @@ pub fn format_g17(x: f64) -> String {
     }
 }
 
-/// Write `bytes` to `path` atomically (via `path.<pid>.tmp` and a rename).
+/// Write `bytes` to `path` atomically (via `path.tmp` and a rename).
 /// Reads a JSON file (a sidecar, a checkpoint's state) as `T`.
 pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ModelError> {
     let json = fs::read_to_string(path).map_err(|source| ModelError::Io {

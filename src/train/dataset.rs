@@ -26,6 +26,7 @@ use rayon::prelude::*;
 use sprs::CsMatI;
 use thiserror::Error;
 
+use super::exact::{ExactSum, MAX_BLOCKS};
 use super::ranks::{Alone, Ranks};
 use crate::rows::libsvm::{Rows, Values};
 
@@ -157,49 +158,70 @@ pub struct Dataset {
     y: Vec<f64>,
     /// Bias value `B` (LIBLINEAR `-B`); negative means no bias column.
     bias: f64,
+    /// First row of each block, ascending from 0: the unit of every sum
+    /// over rows (see [`crate::train::exact`]).
+    block_starts: Vec<usize>,
 }
 
-/// Split `0..n` into `parts` contiguous ranges.
-fn split(n: usize, parts: usize) -> Vec<Range<usize>> {
-    let parts = parts.max(1);
-    (0..parts)
-        .map(|k| n * k / parts..n * (k + 1) / parts)
-        .filter(|r| !r.is_empty())
-        .collect()
+/// Rows per block, unless the loader sets the blocks from the files.
+pub const BLOCK_ROWS: usize = 1 << 16;
+
+/// Blocks of at most [`BLOCK_ROWS`] rows from each of `starts` (group
+/// starts, ascending from 0) to the next, the last group ending at `n`.
+pub fn blocks_from_groups(starts: &[usize], n: usize) -> Vec<usize> {
+    let mut out = Vec::new();
+    for (k, &a) in starts.iter().enumerate() {
+        let b = starts.get(k + 1).copied().unwrap_or(n);
+        out.extend((a..b).step_by(BLOCK_ROWS));
+    }
+    if out.is_empty() {
+        out.push(0);
+    }
+    out
 }
 
-/// Sum, over `ranges` in parallel, what `f` accumulates into a zeroed vector
-/// of length `dim`. The first range accumulates into `out` itself, each
-/// other into its own vector (the feature space can be millions wide, so
-/// one fewer vector matters); they are added in a fixed order so results do
-/// not depend on scheduling.
-fn accumulate<F>(ranges: Vec<Range<usize>>, dim: usize, out: &mut [f64], f: F)
+/// Sums over the rows in `rows` (ascending row numbers) block by block:
+/// `f(k_range, acc)` accumulates the rows `rows[k_range]` of one block into
+/// a zeroed `acc`, in order; the block sums are added exactly. Threads take
+/// contiguous runs of blocks, one accumulator each; the result does not
+/// depend on how many.
+fn accumulate_blocks<F>(starts: &[usize], rows: &[u32], dim: usize, f: F) -> ExactSum
 where
     F: Fn(Range<usize>, &mut [f64]) + Sync,
 {
-    out.fill(0.0);
-    let mut ranges = ranges.into_iter();
-    let Some(first) = ranges.next() else {
-        return;
-    };
-    let rest: Vec<Range<usize>> = ranges.collect();
-    let (_, accs) = rayon::join(
-        || f(first, out),
-        || {
-            rest.into_par_iter()
-                .map(|r| {
-                    let mut acc = vec![0.0; dim];
-                    f(r, &mut acc);
-                    acc
-                })
-                .collect::<Vec<_>>()
-        },
-    );
-    for acc in &accs {
-        out.par_iter_mut()
-            .zip(acc.par_iter())
-            .for_each(|(o, a)| *o += a);
-    }
+    // Each block's slice of `rows`.
+    let cuts: Vec<usize> = starts
+        .iter()
+        .map(|&a| rows.partition_point(|&i| (i as usize) < a))
+        .chain(std::iter::once(rows.len()))
+        .collect();
+    let spans: Vec<Range<usize>> = cuts
+        .windows(2)
+        .map(|w| w[0]..w[1])
+        .filter(|r| !r.is_empty())
+        .collect();
+    let threads = rayon::current_num_threads().max(1);
+    let runs: Vec<&[Range<usize>]> = (0..threads)
+        .map(|t| &spans[spans.len() * t / threads..spans.len() * (t + 1) / threads])
+        .filter(|r| !r.is_empty())
+        .collect();
+    runs.into_par_iter()
+        .map(|run| {
+            let mut acc = vec![0.0; dim];
+            let mut sum = ExactSum::zeros(dim);
+            for span in run {
+                f(span.clone(), &mut acc);
+                sum.add_and_clear(&mut acc);
+            }
+            sum
+        })
+        .reduce(
+            || ExactSum::zeros(dim),
+            |mut a, b| {
+                a.merge(&b);
+                a
+            },
+        )
 }
 
 /// The feature columns that occur in a data set, numbered `0..m` in
@@ -382,6 +404,7 @@ impl Dataset {
             x,
             y: self.y.clone(),
             bias: self.bias,
+            block_starts: self.block_starts.clone(),
         };
         (data, map)
     }
@@ -415,6 +438,7 @@ impl Dataset {
             x,
             y: rows.labels,
             bias,
+            block_starts: blocks_from_groups(&[0], n_rows),
         })
     }
 
@@ -425,7 +449,25 @@ impl Dataset {
             x: self.x.clone(),
             y,
             bias,
+            block_starts: self.block_starts.clone(),
         }
+    }
+
+    /// Sums over rows go by these blocks (first rows, ascending from 0):
+    /// the loader's, cut where the files are, so that every shard of an
+    /// MPI run holds whole blocks.
+    pub fn set_block_starts(&mut self, starts: Vec<usize>) {
+        assert!(
+            starts.first() == Some(&0) && starts.windows(2).all(|w| w[0] < w[1]),
+            "block starts must ascend from 0"
+        );
+        assert!(starts.len() <= MAX_BLOCKS, "more than {MAX_BLOCKS} blocks");
+        self.block_starts = starts;
+    }
+
+    /// First row of each block.
+    pub fn block_starts(&self) -> &[usize] {
+        &self.block_starts
     }
 
     /// Use bias `b` (LIBLINEAR `-B b`); negative removes it.
@@ -517,32 +559,38 @@ impl Dataset {
         });
     }
 
-    /// `out = Σₖ u[k]·x_{rows[k]}` (`Xᵀ·u` over a subset of rows).
+    /// `out = Σₖ u[k]·x_{rows[k]}` (`Xᵀ·u` over a subset of rows, in
+    /// ascending order).
     pub fn tmul_rows(&self, rows: &[u32], u: &[f64], out: &mut [f64]) {
+        self.tmul_rows_exact(rows, u).write_f64(out);
+    }
+
+    /// [`tmul_rows`](Self::tmul_rows), summed exactly over blocks.
+    pub fn tmul_rows_exact(&self, rows: &[u32], u: &[f64]) -> ExactSum {
         assert_eq!(rows.len(), u.len());
-        assert_eq!(out.len(), self.dim());
         let n = self.n_features();
-        let dim = self.dim();
-        let ranges = split(rows.len(), rayon::current_num_threads());
-        with_csr!(&self.x, c => accumulate(ranges, dim, out, |r, acc| {
+        let b = self.bias;
+        with_csr!(&self.x, c => accumulate_blocks(&self.block_starts, rows, self.dim(), |r, acc| {
             for k in r {
                 c.axpy(rows[k] as usize, u[k], acc);
-                if self.bias >= 0.0 {
-                    acc[n] += u[k] * self.bias;
+                if b >= 0.0 {
+                    acc[n] += u[k] * b;
                 }
             }
-        }));
+        }))
     }
 
     /// `out = Σ_{i ∈ rows} (xᵢ·s)·xᵢ` (`X_Iᵀ X_I s`), one pass over the rows.
     pub fn gram_vec(&self, rows: &[u32], s: &[f64], out: &mut [f64]) {
+        self.gram_vec_exact(rows, s).write_f64(out);
+    }
+
+    /// [`gram_vec`](Self::gram_vec), summed exactly over blocks.
+    pub fn gram_vec_exact(&self, rows: &[u32], s: &[f64]) -> ExactSum {
         assert_eq!(s.len(), self.dim());
-        assert_eq!(out.len(), self.dim());
         let n = self.n_features();
-        let dim = self.dim();
         let b = self.bias;
-        let ranges = split(rows.len(), rayon::current_num_threads());
-        with_csr!(&self.x, c => accumulate(ranges, dim, out, |r, acc| {
+        with_csr!(&self.x, c => accumulate_blocks(&self.block_starts, rows, self.dim(), |r, acc| {
             for &i in &rows[r] {
                 let i = i as usize;
                 let t = c.dot(i, s) + self.bias_term(s);
@@ -551,17 +599,19 @@ impl Dataset {
                     acc[n] += t * b;
                 }
             }
-        }));
+        }))
     }
 
     /// `out[j] = Σ_{i ∈ rows} x_ij²` (the diagonal of `X_Iᵀ X_I`).
     pub fn sq_col_sums(&self, rows: &[u32], out: &mut [f64]) {
-        assert_eq!(out.len(), self.dim());
+        self.sq_col_sums_exact(rows).write_f64(out);
+    }
+
+    /// [`sq_col_sums`](Self::sq_col_sums), summed exactly over blocks.
+    pub fn sq_col_sums_exact(&self, rows: &[u32]) -> ExactSum {
         let n = self.n_features();
-        let dim = self.dim();
         let b = self.bias;
-        let ranges = split(rows.len(), rayon::current_num_threads());
-        with_csr!(&self.x, c => accumulate(ranges, dim, out, |r, acc| {
+        with_csr!(&self.x, c => accumulate_blocks(&self.block_starts, rows, self.dim(), |r, acc| {
             for &i in &rows[r] {
                 let (idx, val) = c.row(i as usize);
                 for (&j, &x) in idx.iter().zip(val) {
@@ -571,7 +621,27 @@ impl Dataset {
                     acc[n] += b * b;
                 }
             }
-        }));
+        }))
+    }
+
+    /// `Σᵢ f(i)` over every row, summed exactly over blocks.
+    pub fn sum_rows_exact(&self, f: impl Fn(usize) -> f64 + Sync) -> ExactSum {
+        let n = self.n_rows();
+        let starts = &self.block_starts;
+        let sums: Vec<ExactSum> = (0..starts.len())
+            .into_par_iter()
+            .map(|k| {
+                let end = starts.get(k + 1).copied().unwrap_or(n);
+                let mut one = ExactSum::zeros(1);
+                one.add(&[(starts[k]..end).map(&f).sum::<f64>()]);
+                one
+            })
+            .collect();
+        let mut total = ExactSum::zeros(1);
+        for s in &sums {
+            total.merge(s);
+        }
+        total
     }
 }
 

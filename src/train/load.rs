@@ -14,8 +14,8 @@ use std::time::Instant;
 use rayon::prelude::*;
 use thiserror::Error;
 
-use super::dataset::{ColumnMap, Dataset, DatasetError};
-use super::ranks::{Alone, Ranks, shard_of};
+use super::dataset::{ColumnMap, Dataset, DatasetError, blocks_from_groups};
+use super::ranks::{Alone, Ranks, file_groups, shard_of};
 use crate::progress::{Progress, Unit};
 use crate::rows::libsvm::{BlockReader, LibsvmError, MAX_INDEX, Rows, parse_block};
 use crate::rows::model::FeatureScheme;
@@ -215,9 +215,18 @@ fn load_on(
         .iter()
         .map(|f| fs::metadata(f).map(|m| m.len()).unwrap_or(0))
         .collect();
-    let shard = shard_of(&sizes, ranks.rank(), ranks.size());
+    // Shards are whole groups of files, and groups are blocks of the sums
+    // over rows: a shard's sums are some of the one-process run's.
+    let groups = file_groups(&sizes);
+    let group_bytes: Vec<u64> = groups
+        .iter()
+        .map(|g| sizes[g.clone()].iter().sum())
+        .collect();
+    let my_groups = &groups[shard_of(&group_bytes, ranks.rank(), ranks.size())];
+    let shard = my_groups.first().map_or(0, |g| g.start)..my_groups.last().map_or(0, |g| g.end);
     let total: u64 = sizes[shard.clone()].iter().sum();
-    let mine = &files[shard];
+    let mine = &files[shard.clone()];
+    let mut kept_rows = vec![0usize; mine.len()];
     let bar = Progress::start(
         "loading",
         total,
@@ -310,6 +319,7 @@ fn load_on(
                 if drop_clamped {
                     clamped_dropped += r.retain_labels(|y| y.abs() < 1.0);
                 }
+                kept_rows[k] += r.len();
                 rows.append(r);
             }
         }
@@ -342,13 +352,27 @@ fn load_on(
         Some(f) => f.num_features,
         None => 0,
     };
-    let (data, columns) = if compact {
+    let (mut data, columns) = if compact {
         let (data, map) =
             Dataset::from_rows_compact_on(rows, max_index.max(min_features), bias, ranks)?;
         (data, Some(map))
     } else {
         (Dataset::from_rows(rows, min_features, bias)?, None)
     };
+    // Each group's first row in this shard's rows.
+    let mut group_starts = Vec::new();
+    let mut at = 0;
+    for g in my_groups {
+        group_starts.push(at);
+        at += kept_rows[g.start - shard.start..g.end - shard.start]
+            .iter()
+            .sum::<usize>();
+    }
+    group_starts.dedup();
+    if group_starts.last() == Some(&at) && at > 0 {
+        group_starts.pop();
+    }
+    data.set_block_starts(blocks_from_groups(&group_starts, at));
     Ok(Loaded {
         data,
         files,

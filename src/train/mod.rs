@@ -6,6 +6,7 @@
 //! checkpoint  MODEL.ckpt after each iteration, and resuming from it
 //! dataset  compact CSR (sprs, u32 indices, u8 values), parallel X·v, Xᵀ·u
 //! objective  what a second-order solver needs from a loss
+//! exact    sums over rows whose bits do not depend on threads or ranks
 //! newton   Newton-CG with line search; knows only an Objective
 //! svr      the SVR loss: value, gradient, Hessian-vector product
 //! params   checked hyper-parameters (linfa ParamGuard)
@@ -22,6 +23,7 @@ pub mod checkpoint;
 pub mod cli;
 pub mod dataset;
 pub mod diagnose;
+pub mod exact;
 pub mod linfa;
 pub mod load;
 #[cfg(feature = "mpi")]

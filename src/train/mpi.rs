@@ -1,12 +1,10 @@
 //! The [`Ranks`] of an MPI run (cargo feature `mpi`, rsmpi over Open MPI):
 //! `mpirun -np K niwatori train …`.
 //!
-//! Sums of floating-point vectors go up a binomial tree to rank 0 and back
-//! down, in an order fixed by the ranks, rather than through
-//! `MPI_Allreduce`, whose order (and so whose last bits) the library may
-//! choose by message size and rank count: every rank must get the same
-//! bits, or their Newton iterations would part. Integer reductions, exact
-//! in any order, are `MPI_Allreduce`.
+//! The exact sums of [`crate::train::exact`] (i128, which MPI has no type
+//! for) go up a binomial tree to rank 0 and back down; the integer
+//! reductions (counts, the largest index, the columns that occur) are
+//! `MPI_Allreduce`.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,7 +13,13 @@ use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
+use super::exact::ExactSum;
 use super::ranks::Ranks;
+
+/// An i128 from its low and high u64 words.
+fn join(w: &[u64]) -> i128 {
+    (i128::from(w[1] as i64) << 64) | i128::from(w[0])
+}
 
 /// The world communicator, initialised at `MPI_THREAD_SERIALIZED` (see
 /// [`initialize`]): any thread may call MPI, one at a time, which the
@@ -84,21 +88,27 @@ impl Ranks for MpiRanks {
         self.size
     }
 
-    /// Up the tree: at step `k` (1, 2, 4, …) a rank that is a multiple of
-    /// `2k` adds what rank `+k` holds after its own values, the other ranks
-    /// of the pair send and are done. Then rank 0's sum goes back down.
-    fn sum(&self, v: &mut [f64]) {
+    /// Up a binomial tree to rank 0 and back down: at step `k` (1, 2, 4,
+    /// …) a rank that is a multiple of `2k` adds what rank `+k` holds, the
+    /// other rank of the pair sends and is done. The sums are exact, so the
+    /// order is only for the messages.
+    fn sum(&self, v: &mut ExactSum) {
         let (r, n) = (self.rank, self.size);
         if n == 1 {
             return;
         }
         let world = &self.world.lock().expect("no panic holds it").0;
-        let bytes = std::mem::size_of_val(v);
-        let mut buf = vec![0.0; v.len()];
+        // i128 as pairs of u64 words, low first.
+        let mut words: Vec<u64> =
+            v.0.iter()
+                .flat_map(|&x| [x as u64, (x >> 64) as u64])
+                .collect();
+        let bytes = std::mem::size_of_val(&words[..]);
+        let mut buf = vec![0u64; words.len()];
         let mut step = 1;
         while step < n {
             if r % (2 * step) == step {
-                world.process_at_rank((r - step) as i32).send(&v[..]);
+                world.process_at_rank((r - step) as i32).send(&words[..]);
                 self.count(bytes);
                 break;
             }
@@ -106,8 +116,9 @@ impl Ranks for MpiRanks {
                 world
                     .process_at_rank((r + step) as i32)
                     .receive_into(&mut buf[..]);
-                for (a, b) in v.iter_mut().zip(&buf) {
-                    *a += b;
+                for (a, b) in words.chunks_exact_mut(2).zip(buf.chunks_exact(2)) {
+                    let sum = join(a) + join(b);
+                    a.copy_from_slice(&[sum as u64, (sum >> 64) as u64]);
                 }
             }
             step *= 2;
@@ -119,16 +130,19 @@ impl Ranks for MpiRanks {
         while step >= 1 {
             if have {
                 if r % (2 * step) == 0 && r + step < n {
-                    world.process_at_rank((r + step) as i32).send(&v[..]);
+                    world.process_at_rank((r + step) as i32).send(&words[..]);
                     self.count(bytes);
                 }
             } else if r % (2 * step) == step {
                 world
                     .process_at_rank((r - step) as i32)
-                    .receive_into(&mut v[..]);
+                    .receive_into(&mut words[..]);
                 have = true;
             }
             step /= 2;
+        }
+        for (x, w) in v.0.iter_mut().zip(words.chunks_exact(2)) {
+            *x = join(w);
         }
     }
 

@@ -2,17 +2,20 @@
 //! a shard of the row files: MPI-LIBLINEAR's scheme. Every rank keeps the
 //! whole weight vector and runs the same Newton-CG; only the sums over rows
 //! (the loss, the gradient, Hessian-vector products, the preconditioner)
-//! are reduced across ranks, in a fixed order, so that every rank gets the
-//! same bits and takes the same steps.
+//! are reduced across ranks. They are exact sums of block sums
+//! ([`crate::train::exact`]), so every rank gets the bits one process
+//! would have: the same steps, the same model.
 //!
 //! [`Alone`] is the one-process case (every reduction is the identity);
 //! `mpi::MpiRanks` (cargo feature `mpi`) is the distributed one.
 //!
 //! ```
+//! use niwatori::train::exact::ExactSum;
 //! use niwatori::train::ranks::{Alone, Ranks, shard_of};
-//! let mut v = [1.5, -2.0];
+//! let mut v = ExactSum::zeros(2);
+//! v.add(&[1.5, -2.0]);
 //! Alone.sum(&mut v);
-//! assert_eq!(v, [1.5, -2.0]);
+//! assert_eq!(v.to_f64(), [1.5, -2.0]);
 //! // Files of 10, 10, 30 and 50 bytes over two ranks: the last file's
 //! // middle byte is past half the total.
 //! assert_eq!(shard_of(&[10, 10, 30, 50], 0, 2), 0..3);
@@ -21,6 +24,8 @@
 
 use std::ops::Range;
 
+use super::exact::ExactSum;
+
 /// The reductions a sharded training run needs. Every rank must call each
 /// one at the same point, as MPI collectives.
 pub trait Ranks: Sync {
@@ -28,9 +33,8 @@ pub trait Ranks: Sync {
     fn rank(&self) -> usize;
     /// Number of ranks.
     fn size(&self) -> usize;
-    /// Element-wise sum over ranks, in an order fixed by the ranks alone:
-    /// every rank gets the same bits.
-    fn sum(&self, v: &mut [f64]);
+    /// Element-wise sum over ranks (exact: any order gives the same bits).
+    fn sum(&self, v: &mut ExactSum);
     /// Element-wise sum of counts.
     fn sum_counts(&self, v: &mut [u64]);
     /// Element-wise maximum.
@@ -43,13 +47,6 @@ pub trait Ranks: Sync {
     /// Rank 0 writes the model and prints the progress.
     fn is_root(&self) -> bool {
         self.rank() == 0
-    }
-
-    /// The sum of one number.
-    fn sum_one(&self, x: f64) -> f64 {
-        let mut v = [x];
-        self.sum(&mut v);
-        v[0]
     }
 }
 
@@ -64,7 +61,7 @@ impl Ranks for Alone {
     fn size(&self) -> usize {
         1
     }
-    fn sum(&self, _: &mut [f64]) {}
+    fn sum(&self, _: &mut ExactSum) {}
     fn sum_counts(&self, _: &mut [u64]) {}
     fn max(&self, _: &mut [u64]) {}
     fn or(&self, _: &mut [u64]) {}
@@ -103,6 +100,29 @@ pub fn shard_of(sizes: &[u64], rank: usize, size: usize) -> Range<usize> {
     start.unwrap_or(end)..end
 }
 
+/// Bytes of row files per group (see [`file_groups`]).
+pub const GROUP_BYTES: u64 = 64 << 20;
+
+/// Consecutive files of about [`GROUP_BYTES`] together (a file larger
+/// than that alone): groups are the blocks of the sums over rows
+/// ([`crate::train::exact`]) and shards are whole groups, so that the
+/// blocks are the same whatever the number of ranks.
+pub fn file_groups(sizes: &[u64]) -> Vec<Range<usize>> {
+    let mut groups = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (i, &s) in sizes.iter().enumerate() {
+        bytes += s;
+        if bytes >= GROUP_BYTES {
+            groups.push(start..i + 1);
+            (start, bytes) = (i + 1, 0);
+        }
+    }
+    if start < sizes.len() {
+        groups.push(start..sizes.len());
+    }
+    groups
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,5 +147,16 @@ mod tests {
         assert_eq!(shard_of(&[5, 1, 1, 1, 9, 2], 1, 2), 4..6);
         assert_eq!(shard_of(&[100, 1, 1], 0, 3), 0..0);
         assert_eq!(shard_of(&[100, 1, 1], 2, 3), 1..3);
+    }
+
+    #[test]
+    fn groups_gather_small_files_and_leave_large_ones_alone() {
+        let mb = 1 << 20;
+        assert_eq!(file_groups(&[]), Vec::<Range<usize>>::new());
+        assert_eq!(file_groups(&[mb]), vec![(0..1)]);
+        assert_eq!(
+            file_groups(&[40 * mb, 40 * mb, 100 * mb, mb, mb]),
+            [0..2, 2..3, 3..5]
+        );
     }
 }

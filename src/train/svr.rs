@@ -67,27 +67,19 @@ impl<'a> SvrLoss<'a> {
         if e > 0.0 { self.c * e * e } else { 0.0 }
     }
 
-    /// The summed loss at `w + alpha·s`, given `wx` and `xs = X·s`. Summed
-    /// in fixed chunks, in order: rayon's own `sum` splits the work as
-    /// threads steal it, so the rounding (and the objective's last bit)
-    /// varied from run to run.
+    /// The summed loss at `w + alpha·s`, given `wx` and `xs = X·s`, over
+    /// the rows of every rank (exactly, by blocks: see
+    /// [`crate::train::exact`]).
     fn total_loss(&self, alpha: f64, xs: Option<&[f64]>) -> f64 {
-        const CHUNK: usize = 1 << 14;
         let y = self.data.labels();
-        let n = self.wx.len();
-        let chunk_sums: Vec<f64> = (0..n.div_ceil(CHUNK))
-            .into_par_iter()
-            .map(|c| {
-                let rows = c * CHUNK..n.min((c + 1) * CHUNK);
-                match xs {
-                    None => rows.map(|i| self.c_loss(self.wx[i] - y[i])).sum::<f64>(),
-                    Some(xs) => rows
-                        .map(|i| self.c_loss(self.wx[i] + alpha * xs[i] - y[i]))
-                        .sum::<f64>(),
-                }
-            })
-            .collect();
-        self.ranks.sum_one(chunk_sums.iter().sum())
+        let mut sum = match xs {
+            None => self.data.sum_rows_exact(|i| self.c_loss(self.wx[i] - y[i])),
+            Some(xs) => self
+                .data
+                .sum_rows_exact(|i| self.c_loss(self.wx[i] + alpha * xs[i] - y[i])),
+        };
+        self.ranks.sum(&mut sum);
+        sum.to_f64()[0]
     }
 }
 
@@ -121,8 +113,9 @@ impl Objective for SvrLoss<'_> {
                 self.c * if d < 0.0 { d + p } else { d - p }
             })
             .collect();
-        self.data.tmul_rows(&self.active, &z, g);
-        self.ranks.sum(g);
+        let mut sum = self.data.tmul_rows_exact(&self.active, &z);
+        self.ranks.sum(&mut sum);
+        sum.write_f64(g);
         let mut active = [self.active.len() as u64];
         self.ranks.sum_counts(&mut active);
         self.active_total = active[0] as usize;
@@ -132,16 +125,18 @@ impl Objective for SvrLoss<'_> {
     }
 
     fn hessian_vector(&self, s: &[f64], out: &mut [f64]) {
-        self.data.gram_vec(&self.active, s, out);
-        self.ranks.sum(out);
+        let mut sum = self.data.gram_vec_exact(&self.active, s);
+        self.ranks.sum(&mut sum);
+        sum.write_f64(out);
         for (o, sj) in out.iter_mut().zip(s) {
             *o = sj + 2.0 * self.c * *o;
         }
     }
 
     fn diag_hessian(&self, diag: &mut [f64]) {
-        self.data.sq_col_sums(&self.active, diag);
-        self.ranks.sum(diag);
+        let mut sum = self.data.sq_col_sums_exact(&self.active);
+        self.ranks.sum(&mut sum);
+        sum.write_f64(diag);
         for d in diag.iter_mut() {
             *d = 1.0 + 2.0 * self.c * *d;
         }
