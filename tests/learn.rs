@@ -212,6 +212,7 @@ fn learn_args(dir: &Path) -> niwatori::learn::LearnArgs {
         features_at: niwatori::rows::FeaturesAt::Leaf,
         sample: 1.0,
         margin: 200,
+        mpirun: None,
     }
 }
 

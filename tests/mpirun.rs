@@ -356,3 +356,51 @@ fn extract_ranks_write_the_one_process_rows() {
         assert!(three.join(format!("extract.shard-{i}-of-3.json")).exists());
     }
 }
+
+/// `learn --mpirun "mpirun -np 2"`: its extract and train stages on two
+/// ranks give the model of a run in one process, byte for byte.
+#[test]
+fn learn_with_ranks_learns_the_one_process_model() {
+    mpi_build();
+    let dir = tempfile::tempdir().unwrap();
+    let kifu = concat!(env!("CARGO_MANIFEST_DIR"), "/kifu/wcsc28");
+    let learn = |name: &str, launcher: Option<String>| {
+        let (models, features) = (
+            dir.path().join(name).join("models"),
+            dir.path().join(name).join("features"),
+        );
+        let mut cmd = Command::new(NIWATORI);
+        cmd.args([
+            "learn",
+            "--iterations",
+            "1",
+            "--sample",
+            "0.05",
+            "--kifu",
+            kifu,
+        ])
+        .arg("--out")
+        .arg(&models)
+        .arg("--features")
+        .arg(&features)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        if let Some(l) = launcher {
+            cmd.arg("--mpirun").arg(l);
+        }
+        let o = cmd.output().unwrap();
+        assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        std::fs::read(models.join("iter-1.model")).unwrap()
+    };
+    let mpirun = required::tool("mpirun").expect("mpirun");
+    let one = learn("one", None);
+    let two = learn(
+        "two",
+        Some(format!("{} --oversubscribe -np 2", mpirun.display())),
+    );
+    assert!(one == two, "the model learned on two ranks differs");
+}

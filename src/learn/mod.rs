@@ -20,6 +20,7 @@ use crate::eval::{Evaluator, Learned, Material};
 use crate::extract::{ExtractOptions, extract};
 use crate::report::{Report, SiblingValue};
 use crate::rows::FeaturesAt;
+use crate::rows::model::LinearModel;
 use crate::train::params::{SolverArgs, SolverDefaults};
 use crate::train::{TrainOptions, train_files_with};
 
@@ -68,6 +69,13 @@ pub struct LearnArgs {
     /// better than one or three in a measured sweep.
     #[arg(long, default_value_t = 200)]
     pub margin: i32,
+    /// Run the extract and train stages under this launcher, e.g.
+    /// "mpirun -np 16 --hostfile hosts": extraction in shards, one a rank,
+    /// and training on every rank (a niwatori built with `--features mpi`).
+    /// The rows and models are those of a run on one machine, byte for
+    /// byte.
+    #[arg(long, value_name = "COMMAND")]
+    pub mpirun: Option<String>,
 }
 
 /// `learn`'s solver defaults, chosen on held-out games: p is in scaled
@@ -297,22 +305,43 @@ pub fn run(args: LearnArgs) -> Result<()> {
         };
         let train_dir = dir.join("train");
         let held_dir = dir.join("heldout");
-        extract(&train_files_list, &train_dir, &options, labeller.clone())?;
-        if !held_files.is_empty() {
-            extract(&held_files, &held_dir, &options, labeller.clone())?;
-        }
         let model_path = args.out.join(format!("iter-{k}.model"));
-        let trained = train_files_with(
-            std::slice::from_ref(&train_dir),
-            &params,
-            &model_path,
-            &TrainOptions {
-                // the loaded rows, then a line per Newton iteration
-                progress: true,
-                checkpoint: false,
-                drop_clamped: !args.keep_clamped,
-            },
-        )?;
+        let previous = history
+            .iter()
+            .rfind(|r| r.iteration == k - 1)
+            .map(|r| r.model.clone());
+        let trained = match &args.mpirun {
+            None => {
+                extract(&train_files_list, &train_dir, &options, labeller.clone())?;
+                if !held_files.is_empty() {
+                    extract(&held_files, &held_dir, &options, labeller.clone())?;
+                }
+                let trained = train_files_with(
+                    std::slice::from_ref(&train_dir),
+                    &params,
+                    &model_path,
+                    &TrainOptions {
+                        // the loaded rows, then a line per Newton iteration
+                        progress: true,
+                        checkpoint: false,
+                        drop_clamped: !args.keep_clamped,
+                    },
+                )?;
+                (trained.rows, trained.objective)
+            }
+            Some(launcher) => {
+                let stage = Launched {
+                    launcher,
+                    args: &args,
+                };
+                stage.extract(&train_files_list, &train_dir, previous.as_deref())?;
+                if !held_files.is_empty() {
+                    stage.extract(&held_files, &held_dir, previous.as_deref())?;
+                }
+                stage.train(&train_dir, &model_path)?
+            }
+        };
+        let (train_rows, objective) = trained;
         let model = Arc::new(Learned::load(&model_path)?);
         let rows = (!held_files.is_empty()).then_some(held_dir.as_path());
         let siblings = SiblingValue::for_model(&model);
@@ -321,14 +350,14 @@ pub fn run(args: LearnArgs) -> Result<()> {
             iteration: k,
             model: model_path.clone(),
             labelled_by,
-            train_rows: trained.rows,
+            train_rows,
             heldout_top1: report.learned.top1,
             heldout_top3: report.learned.top3,
             train_top1: report.learned_on_training_games.top1,
             material_top1: report.material.top1,
             rmse_cp: report.regression.as_ref().map(|r| r.rmse_cp),
             r2: report.regression.as_ref().map(|r| r.r2),
-            objective: trained.objective,
+            objective,
             seconds: start.elapsed().as_secs_f64(),
             report,
         };
@@ -393,4 +422,76 @@ fn draw_curve(out: &Path, history: &[IterationRecord]) -> Result<()> {
         last.report.plot(&out.join("agreement.png"))?;
     }
     Ok(())
+}
+
+/// `learn`'s extract and train stages as `niwatori extract` and `niwatori
+/// train` under a launcher (`--mpirun`).
+struct Launched<'a> {
+    launcher: &'a str,
+    args: &'a LearnArgs,
+}
+
+impl Launched<'_> {
+    fn command(&self, stage: &str) -> Result<std::process::Command> {
+        let mut words = self.launcher.split_whitespace();
+        let program = words.next().context("--mpirun is empty")?;
+        let mut cmd = std::process::Command::new(program);
+        cmd.args(words)
+            .arg(std::env::current_exe().context("finding the niwatori binary")?)
+            .arg(stage);
+        Ok(cmd)
+    }
+
+    fn run(&self, mut cmd: std::process::Command) -> Result<()> {
+        let status = cmd.status().with_context(|| format!("starting {cmd:?}"))?;
+        anyhow::ensure!(status.success(), "{cmd:?} failed: {status}");
+        Ok(())
+    }
+
+    /// `extract --resume` with `learn`'s options, labelled by `model` (or
+    /// material).
+    fn extract(&self, files: &[PathBuf], out: &Path, model: Option<&Path>) -> Result<()> {
+        let a = self.args;
+        let mut cmd = self.command("extract")?;
+        cmd.arg("--resume")
+            .arg("--root")
+            .arg(&a.kifu)
+            .arg("--features-at")
+            .arg(a.features_at.as_str())
+            .arg("--sample")
+            .arg(a.sample.to_string())
+            .arg("--margin")
+            .arg(a.margin.to_string())
+            .arg("--out")
+            .arg(out);
+        if let Some(m) = model {
+            cmd.arg("--model").arg(m);
+        }
+        cmd.args(files);
+        self.run(cmd)
+    }
+
+    /// `train` with `learn`'s solver: the rows and objective it reached.
+    fn train(&self, rows: &Path, model: &Path) -> Result<(usize, f64)> {
+        let a = self.args;
+        let mut cmd = self.command("train")?;
+        cmd.arg("-c")
+            .arg(a.solver.c.to_string())
+            .arg("-p")
+            .arg(a.solver.p.to_string())
+            .arg("-e")
+            .arg(a.solver.e.to_string())
+            .arg("--out")
+            .arg(model)
+            .arg(rows);
+        if !a.keep_clamped {
+            cmd.arg("--drop-clamped");
+        }
+        self.run(cmd)?;
+        let meta = LinearModel::load(model)?
+            .metadata()
+            .cloned()
+            .with_context(|| format!("{}: no sidecar", model.display()))?;
+        Ok((meta.data.rows, meta.objective))
+    }
 }
