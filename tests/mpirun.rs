@@ -77,6 +77,14 @@ fn mpirun(k: usize, args: &[&str]) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// `mpirun -np K niwatori train -q [EXTRA] --out MODEL ROWS`.
+fn train_on(k: usize, rows: &Path, model: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["train", "-q"];
+    args.extend_from_slice(extra);
+    args.extend(["--out", model.to_str().unwrap(), rows.to_str().unwrap()]);
+    mpirun(k, &args)
+}
+
 fn train_one(rows: &Path, out: &Path) {
     let o = Command::new(NIWATORI)
         .args(["train", "-q", "--out"])
@@ -157,16 +165,7 @@ fn ranks_train_the_one_process_model() {
     let single_mb = megabytes_loaded(&rows, 1);
     for k in [2, 3] {
         let model = dir.path().join(format!("np{k}.model"));
-        let o = mpirun(
-            k,
-            &[
-                "train",
-                "-q",
-                "--out",
-                model.to_str().unwrap(),
-                rows.to_str().unwrap(),
-            ],
-        );
+        let o = train_on(k, &rows, &model, &[]);
         let stdout = String::from_utf8_lossy(&o.stdout);
         assert!(
             o.status.success(),
@@ -232,16 +231,7 @@ fn a_bad_file_on_one_rank_stops_them_all() {
     text.push_str("0.5 7:x\n");
     std::fs::write(&last, text).unwrap();
     let model = dir.path().join("m.model");
-    let o = mpirun(
-        3,
-        &[
-            "train",
-            "-q",
-            "--out",
-            model.to_str().unwrap(),
-            rows.to_str().unwrap(),
-        ],
-    );
+    let o = train_on(3, &rows, &model, &[]);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "{stderr}");
     assert!(
@@ -260,17 +250,7 @@ fn checkpoints_are_refused_on_several_ranks() {
     let dir = tempfile::tempdir().unwrap();
     let rows = rows_dir(dir.path());
     let model = dir.path().join("m.model");
-    let o = mpirun(
-        2,
-        &[
-            "train",
-            "-q",
-            "--checkpoint",
-            "--out",
-            model.to_str().unwrap(),
-            rows.to_str().unwrap(),
-        ],
-    );
+    let o = train_on(2, &rows, &model, &["--checkpoint"]);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
     assert!(
