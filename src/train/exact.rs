@@ -86,13 +86,16 @@ impl ExactSum {
     /// pass over it instead of two).
     pub fn add_and_clear(&mut self, v: &mut [f64]) {
         assert_eq!(v.len(), self.0.len());
+        let mut within = true;
         for (s, x) in self.0.iter_mut().zip(v) {
-            assert!(
-                x.abs() < LIMIT,
-                "a sum over rows of {x:e} is beyond the exact summation's ±{LIMIT:e}"
-            );
-            *s += to_fixed(std::mem::take(x));
+            let x = std::mem::take(x);
+            within &= x.abs() < LIMIT; // false for NaN too
+            *s += to_fixed(x);
         }
+        assert!(
+            within,
+            "a sum over rows is not finite or beyond the exact summation's ±{LIMIT:e}"
+        );
     }
 
     /// The sums as `f64` (rounded once).
@@ -167,5 +170,11 @@ mod tests {
     #[should_panic(expected = "beyond the exact summation")]
     fn sums_beyond_the_limit_are_refused() {
         ExactSum::zeros(1).add(&[1e14]);
+    }
+
+    #[test]
+    #[should_panic(expected = "not finite")]
+    fn a_nan_among_the_sums_is_refused() {
+        ExactSum::zeros(3).add(&[1.0, f64::NAN, 2.0]);
     }
 }
