@@ -45,10 +45,26 @@ pub fn split_files(kifu: &Path, holdout: f64, seed: u64) -> Result<(Vec<PathBuf>
     }))
 }
 
-/// Record games split into (training, held-out).
-pub fn split_games(kifu: &Path, holdout: f64, seed: u64) -> Result<(Vec<Game>, Vec<Game>)> {
+/// Record games split into (training, held-out), only those whose players
+/// are both rated at least `min_rating` if it is given.
+pub fn split_games(
+    kifu: &Path,
+    holdout: f64,
+    seed: u64,
+    min_rating: Option<f64>,
+) -> Result<(Vec<Game>, Vec<Game>)> {
     let (train, held) = split_files(kifu, holdout, seed)?;
-    Ok((read_all_games(&train), read_all_games(&held)))
+    let rated = |games: Vec<Game>| rated_at_least(games, min_rating);
+    Ok((rated(read_all_games(&train)), rated(read_all_games(&held))))
+}
+
+/// The games whose players are both rated at least `min_rating` (all of
+/// them for `None`).
+pub fn rated_at_least(mut games: Vec<Game>, min_rating: Option<f64>) -> Vec<Game> {
+    if let Some(r) = min_rating {
+        games.retain(|g| g.rated_at_least(r));
+    }
+    games
 }
 
 /// Reads every game of the record files (problems are reported by the

@@ -35,8 +35,10 @@ enum Command {
     Match(niwatori::play::cli::MatchArgs),
     /// Play on a CSA protocol server (floodgate, shogi-server) through a USI engine.
     Csa(niwatori::play::cli::CsaArgs),
-    /// Turn game records into libsvm training rows (every sibling of every position).
+    /// Turn game records into training rows (libsvm text or compact binary) (every sibling of every position).
     Extract(niwatori::extract::ExtractArgs),
+    /// Row files from libsvm text to compact binary rows or back, lossless.
+    Convert(niwatori::extract::convert::ConvertArgs),
     /// Fit evaluation weights (L2-loss SVR, LIBLINEAR -s 11) from libsvm feature files.
     Train(niwatori::train::cli::TrainArgs),
     /// Compare our linear SVR with a Gaussian-kernel SVR on a small sample.
@@ -79,6 +81,7 @@ fn main() -> Result<()> {
         Some(Command::Csa(args)) => niwatori::play::cli::run_csa_cli(args)?,
         Some(Command::Bench(args)) => niwatori::bench::run_cli(args)?,
         Some(Command::Extract(args)) => niwatori::extract::run(args)?,
+        Some(Command::Convert(args)) => niwatori::extract::convert::run(args)?,
         Some(Command::Train(args)) => niwatori::train::cli::run(args)?,
         Some(Command::Diagnose(args)) => niwatori::train::diagnose::run(args)?,
         Some(Command::Learn(args)) => niwatori::learn::run(args)?,

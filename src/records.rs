@@ -51,7 +51,7 @@ impl Format {
 }
 
 /// One game read from a record file.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Game {
     /// The record file.
     pub source: PathBuf,
@@ -68,6 +68,9 @@ pub struct Game {
     /// True when an error cut the game short and only the moves before it
     /// are here (see the matching [`Problem`]).
     pub truncated: bool,
+    /// The players' ratings (black, white) from floodgate's
+    /// `'black_rate:NAME:RATE` and `'white_rate:` comments, if given.
+    pub ratings: [Option<f64>; 2],
 }
 
 /// Finds games that repeat an earlier one (the same start position and the
@@ -107,6 +110,20 @@ impl Duplicates {
 }
 
 impl Game {
+    /// Whether both players are rated at least `rating` (an unrated game
+    /// is not).
+    ///
+    /// ```
+    /// use niwatori::records::{Format, parse_games};
+    /// let text = "'black_rate:a+1:3100.0\n'white_rate:b+2:2950\nPI\n+\n+7776FU\n%TORYO\n";
+    /// let game = &parse_games("g.csa".as_ref(), Format::Csa, text.as_bytes()).games[0];
+    /// assert_eq!(game.ratings, [Some(3100.0), Some(2950.0)]);
+    /// assert!(game.rated_at_least(2900.0) && !game.rated_at_least(3000.0));
+    /// ```
+    pub fn rated_at_least(&self, rating: f64) -> bool {
+        self.ratings.iter().all(|r| r.is_some_and(|r| r >= rating))
+    }
+
     /// The moves as USI strings (`7g7f`, `P*5e`, `8h2b+`).
     pub fn usi_moves(&self) -> Vec<String> {
         self.moves.iter().map(|m| m.to_usi()).collect()
@@ -437,7 +454,34 @@ fn line_containing(lines: &[&str], needle: &str) -> Option<usize> {
     find(needle).or_else(|| needle.rsplit_once(": ").and_then(|(_, tail)| find(tail)))
 }
 
+/// The ratings of floodgate's `'black_rate:NAME:RATE` / `'white_rate:`
+/// comments in a game's lines.
+fn csa_ratings(chunk: &[&str]) -> [Option<f64>; 2] {
+    let mut ratings = [None, None];
+    for line in chunk {
+        let line = line.trim();
+        for (side, tag) in ["'black_rate:", "'white_rate:"].iter().enumerate() {
+            if let Some(rest) = line.strip_prefix(tag) {
+                ratings[side] = rest
+                    .rsplit_once(':')
+                    .and_then(|(_, r)| r.trim().parse::<f64>().ok())
+                    .filter(|r| r.is_finite());
+            }
+        }
+    }
+    ratings
+}
+
 fn read_csa_game(source: &Path, index: usize, start: usize, chunk: &[&str], out: &mut FileGames) {
+    let before = out.games.len();
+    read_csa_moves(source, index, start, chunk, out);
+    let ratings = csa_ratings(chunk);
+    for g in &mut out.games[before..] {
+        g.ratings = ratings;
+    }
+}
+
+fn read_csa_moves(source: &Path, index: usize, start: usize, chunk: &[&str], out: &mut FileGames) {
     // rsshogi skips unknown header lines silently; we do not drop data silently
     let unknown = chunk.iter().position(|l| !csa_line_known(l));
     let bad_move = chunk
@@ -654,5 +698,6 @@ fn game_from_record(
             .main_terminal()
             .and_then(|t| t.raw().map(str::to_string)),
         truncated,
+        ratings: [None, None],
     }
 }

@@ -284,3 +284,44 @@ fn all_shared_records_read_without_problems() {
         .collect();
     assert_eq!(repeats.len(), 3, "{repeats:#?}");
 }
+
+#[test]
+fn floodgate_ratings_are_read_and_min_rating_keeps_the_rated_games() {
+    // Real floodgate records carry both players' ratings.
+    let misc = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/kifu/misc");
+    let rated: Vec<[Option<f64>; 2]> = find_record_files(&[misc])
+        .unwrap()
+        .iter()
+        .flat_map(|f| read_games(f).unwrap().games)
+        .map(|g| g.ratings)
+        .filter(|r| r[0].is_some())
+        .collect();
+    assert!(rated.contains(&[Some(3382.0), Some(3613.0)]), "{rated:?}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let game = |rates: &str| format!("V2\n{rates}PI\n+\n+7776FU\n-3334FU\n%TORYO\n");
+    let files = [
+        ("a.csa", "'black_rate:x+1:3100.0\n'white_rate:y+2:2950.0\n"),
+        ("b.csa", "'black_rate:x+1:3200\n'white_rate:y+2:3300.5\n"),
+        ("c.csa", ""),
+        ("d.csa", "'black_rate:x+1:3900\n"),
+    ];
+    for (name, rates) in files {
+        std::fs::write(dir.path().join(name), game(rates)).unwrap();
+    }
+    let options = niwatori::extract::ExtractOptions {
+        min_rating: Some(3000.0),
+        ..Default::default()
+    };
+    let out = dir.path().join("rows");
+    let s = niwatori::extract::extract(
+        &[dir.path().to_path_buf()],
+        &out,
+        &options,
+        std::sync::Arc::new(niwatori::eval::Material),
+    )
+    .unwrap();
+    assert_eq!((s.games_written, s.games_below_rating), (1, 3));
+    let name = dir.path().file_name().unwrap();
+    assert!(out.join(name).join("b.csa.0.svm").is_file());
+}

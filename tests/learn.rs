@@ -213,6 +213,8 @@ fn learn_args(dir: &Path) -> niwatori::learn::LearnArgs {
         sample: 1.0,
         margin: 200,
         mpirun: None,
+        format: niwatori::rows::RowFormat::Bin,
+        min_rating: None,
     }
 }
 
@@ -234,7 +236,7 @@ fn learn_refuses_to_resume_a_run_of_other_settings() {
     check_settings(&dir, &LearnSettings::of(&same)).unwrap();
 
     type Change = fn(&mut niwatori::learn::LearnArgs);
-    let changes: [(&str, Change); 10] = [
+    let changes: [(&str, Change); 12] = [
         ("kifu", |a| a.kifu = PathBuf::from("other")),
         ("c", |a| a.solver.c = 0.03),
         ("p", |a| a.solver.p = 0.005),
@@ -247,6 +249,8 @@ fn learn_refuses_to_resume_a_run_of_other_settings() {
         }),
         ("sample", |a| a.sample = 0.3),
         ("margin", |a| a.margin = 100),
+        ("format", |a| a.format = niwatori::rows::RowFormat::Text),
+        ("min_rating", |a| a.min_rating = Some(3000.0)),
     ];
     for (name, change) in changes {
         let mut asked = base.clone();

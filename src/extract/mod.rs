@@ -14,6 +14,7 @@
 //! so the output is byte-identical whatever the number of threads.
 
 mod cli;
+pub mod convert;
 pub mod output;
 mod siblings;
 
@@ -34,7 +35,7 @@ use crate::eval::Evaluator;
 use crate::features::{RelationEncoding, SCHEME, SCHEME_VERSION};
 use crate::progress::{Progress, Unit};
 use crate::records::{self, Game, Problem, ProblemKind, RecordsError};
-use crate::rows::{FeaturesAt, LABEL_SCALE, Scheme};
+use crate::rows::{FeaturesAt, LABEL_SCALE, RowFormat, Scheme};
 use crate::search::SiblingScorer;
 use output::{GameMeta, RunMeta};
 
@@ -64,6 +65,11 @@ pub struct ExtractOptions {
     /// Only this shard of the games (`--shard I/K`, or the ranks of
     /// `mpirun`); `None`: all of them.
     pub shard: Option<Shard>,
+    /// libsvm text (`.svm`) or compact binary rows (`.bin`).
+    pub format: RowFormat,
+    /// Only games whose players are both rated at least this (floodgate's
+    /// `'black_rate`/`'white_rate` comments); `None`: every game.
+    pub min_rating: Option<f64>,
 }
 
 /// Shard `index` of `count`: the games whose place in the run's order
@@ -110,6 +116,8 @@ impl Default for ExtractOptions {
             root: None,
             sample: 1.0,
             shard: None,
+            format: RowFormat::Text,
+            min_rating: None,
         }
     }
 }
@@ -130,6 +138,8 @@ pub struct ExtractSummary {
     pub games_duplicate: usize,
     /// Each repeat and the game it repeats.
     pub duplicates: Vec<String>,
+    /// Games left out by `--min-rating` (a player rated lower, or unrated).
+    pub games_below_rating: usize,
     /// Of `games_written`, those found complete in the output (`--resume`):
     /// the totals below describe the output, whichever run wrote it.
     pub games_resumed: usize,
@@ -336,6 +346,7 @@ where
     let mut jobs: Vec<(PathBuf, &Game)> = Vec::new();
     let mut seen = crate::records::Duplicates::default();
     let mut duplicates = Vec::new();
+    let mut below_rating = 0;
     for InputFile { input, file, games } in &inputs {
         let rel = match options.root.as_deref().map(|r| file.strip_prefix(r)) {
             Some(Ok(below)) => below.to_path_buf(),
@@ -351,6 +362,10 @@ where
             });
         }
         for g in games {
+            if options.min_rating.is_some_and(|r| !g.rated_at_least(r)) {
+                below_rating += 1;
+                continue;
+            }
             if let Some(first) = seen.first_seen(g) {
                 duplicates.push(format!(
                     "{} game {} repeats {first}: extracted once",
@@ -359,7 +374,7 @@ where
                 ));
                 continue;
             }
-            jobs.push((output::svm_path(out, &rel, g.index), g));
+            jobs.push((output::rows_path(out, &rel, g.index, options.format), g));
         }
     }
 
@@ -372,21 +387,21 @@ where
     }
 
     let meta_path = out.join("extract.json");
+    let layout = output::layout(options.format);
     if options.resume
         && let Ok(text) = std::fs::read_to_string(&meta_path)
         && let Ok(old) = serde_json::from_str::<RunMeta>(&text)
-        && old.scheme != scheme
+        && (old.scheme != scheme || old.layout != layout)
     {
         return Err(ExtractError::SchemeMismatch {
             path: meta_path,
-            found: format!("{:?}", old.scheme),
-            wanted: format!("{scheme:?}"),
+            found: format!("{:?}, {}", old.scheme, old.layout),
+            wanted: format!("{scheme:?}, {layout}"),
         });
     }
     let mut meta = RunMeta {
         scheme: scheme.clone(),
-        layout: "one DIR/<input>/<record path>.<game index>.svm per game, sidecar .svm.json"
-            .to_string(),
+        layout,
         inputs: paths.iter().map(|p| p.display().to_string()).collect(),
         summary: None,
     };
@@ -400,6 +415,7 @@ where
         files,
         games_duplicate: duplicates.len(),
         duplicates,
+        games_below_rating: below_rating,
         ..Default::default()
     };
     for f in &inputs {
@@ -441,7 +457,17 @@ where
             || (make_scorer(), Scratch::default(), Vec::new()),
             |(sc, scratch, buf), (svm, game)| {
                 buf.clear();
-                let rows = match expand_game(game, sc, options, scratch, buf) {
+                let expanded = match options.format {
+                    RowFormat::Text => expand_game(game, sc, options, scratch, buf),
+                    RowFormat::Bin => {
+                        let mut w = crate::rows::binary::Writer::new(std::mem::take(buf))
+                            .expect("writing to memory");
+                        let r = expand_game(game, sc, options, scratch, &mut w);
+                        *buf = w.finish().expect("writing to memory");
+                        r
+                    }
+                };
+                let rows = match expanded {
                     Ok(r) => r,
                     Err(e) => return Ok(Err(e)),
                 };

@@ -1,16 +1,17 @@
 //! Output layout, metadata files and atomic writes.
 //!
 //! `DIR/extract.json` holds the run metadata ([`RunMeta`]); each game's rows
-//! are in `DIR/<input name>/<relative path>.<game index>.svm` with a sidecar
-//! `... .svm.json` ([`GameMeta`]) written after the `.svm`, so a sidecar
-//! whose byte count matches its `.svm` marks a complete game for `--resume`.
+//! are in `DIR/<input name>/<relative path>.<game index>.svm` (or `.bin`)
+//! with a sidecar `... .svm.json` ([`GameMeta`]) written after the rows, so
+//! a sidecar whose byte count matches its rows marks a complete game for
+//! `--resume`.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::siblings::PositionRows;
-use crate::rows::Scheme;
+use crate::rows::{RowFormat, Scheme};
 
 /// `DIR/extract.json`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -79,9 +80,17 @@ pub fn relative_name(input: &Path, file: &Path) -> PathBuf {
     }
 }
 
-/// The `.svm` path of game `index` of a record named `rel`.
-pub fn svm_path(out: &Path, rel: &Path, index: usize) -> PathBuf {
+/// [`RunMeta::layout`] of rows in `format`.
+pub fn layout(format: RowFormat) -> String {
+    format!(
+        "one DIR/<input>/<record path>.<game index>.{ext} per game, sidecar .{ext}.json",
+        ext = format.extension()
+    )
+}
+
+/// The rows file of game `index` of a record named `rel`.
+pub fn rows_path(out: &Path, rel: &Path, index: usize, format: RowFormat) -> PathBuf {
     let mut name = rel.as_os_str().to_owned();
-    name.push(format!(".{index}.svm"));
+    name.push(format!(".{index}.{}", format.extension()));
     out.join(name)
 }

@@ -117,7 +117,14 @@ impl RowSink for Vec<u8> {
     }
 }
 
-/// Where a game position's rows are in its `.svm` file.
+/// Compact binary rows ([`crate::rows::binary`]), in memory.
+impl RowSink for crate::rows::binary::Writer<Vec<u8>> {
+    fn row(&mut self, target: i32, features: &[(u32, u8)]) {
+        self.push(target, features).expect("writing to memory");
+    }
+}
+
+/// Where a game position's rows are in its rows file.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PositionRows {
     /// 1-based ply of the game move played from this position.

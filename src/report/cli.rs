@@ -46,6 +46,10 @@ pub struct ReportArgs {
     /// siblings by search is costly; a sample makes sweeps affordable.
     #[arg(long, default_value_t = 1.0)]
     pub sample: f64,
+    /// Only games whose players are both rated at least R (see `extract
+    /// --min-rating`).
+    #[arg(long, value_name = "R")]
+    pub min_rating: Option<f64>,
     /// Print the split (`train`/`held` TAB file, one per line) and stop.
     #[arg(long)]
     pub list_split: bool,
@@ -66,7 +70,7 @@ pub fn run(args: ReportArgs) -> Result<()> {
     crate::extract::check_sample(args.sample)?;
     let model_path = args.model.as_ref().context("--model is required")?;
     let model = Arc::new(Learned::load(model_path)?);
-    let (train, held) = split_games(&args.kifu, args.holdout, args.seed)?;
+    let (train, held) = split_games(&args.kifu, args.holdout, args.seed, args.min_rating)?;
     let siblings = args.siblings.unwrap_or(SiblingValue::for_model(&model));
     let report = Report::build(
         &train,

@@ -1,9 +1,11 @@
-//! Loading training data: libsvm files and directories of them, in a fixed
-//! order, into one [`Dataset`], with the feature scheme from `extract.json`.
+//! Loading training data: row files (libsvm text or `.bin` rows) and
+//! directories of them, in a fixed order, into one [`Dataset`], with the
+//! feature scheme from `extract.json`.
 //!
-//! A directory stands for every `*.svm` file below it, recursively, in
-//! sorted path order. Files are read in blocks of whole lines and the blocks
-//! are parsed in parallel; a bad file is reported (file, line, what) and the
+//! A directory stands for every `*.svm` or every `*.bin` file below it
+//! (one format a directory), recursively, in sorted path order. Files are
+//! read in blocks (whole lines, or chunks) and the blocks are parsed in
+//! parallel; a bad file is reported (file, line, what) and the
 //! other files are still checked, so one run lists every bad file, then the
 //! load fails: nothing is dropped silently.
 
@@ -17,7 +19,9 @@ use thiserror::Error;
 use super::dataset::{ColumnMap, Dataset, DatasetError, blocks_from_groups};
 use super::ranks::{Alone, Ranks, file_groups, shard_of};
 use crate::progress::{Progress, Unit};
-use crate::rows::libsvm::{BlockReader, LibsvmError, MAX_INDEX, Rows, parse_block};
+use crate::rows::RowFormat;
+use crate::rows::format::{RowReader, RowsError};
+use crate::rows::libsvm::{MAX_INDEX, Rows};
 use crate::rows::model::FeatureScheme;
 
 /// An error loading training data.
@@ -29,12 +33,20 @@ pub enum LoadError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{path}: no *.svm files below this directory")]
+    #[error("{path}: no *.svm or *.bin files below this directory")]
     NoFiles { path: PathBuf },
+    #[error(
+        "{path}: holds both .svm and .bin rows ({svm} and {bin}); one format a directory, or rows would count twice"
+    )]
+    MixedFormats {
+        path: PathBuf,
+        svm: PathBuf,
+        bin: PathBuf,
+    },
     #[error("{path}: {message}")]
     ExtractJson { path: PathBuf, message: String },
     #[error("{count} bad file(s); first: {first}")]
-    BadFiles { count: usize, first: LibsvmError },
+    BadFiles { count: usize, first: RowsError },
     #[error("{path}: feature index {max_index} is beyond num_features {num_features}")]
     IndexBeyondScheme {
         path: PathBuf,
@@ -74,7 +86,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LoadError> {
         let kind = entry.file_type().map_err(io(&path))?;
         if kind.is_dir() || (kind.is_symlink() && path.is_dir()) {
             walk(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "svm") {
+        } else if RowFormat::of(&path).is_some() {
             out.push(path);
         }
     }
@@ -121,6 +133,14 @@ pub fn collect(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, Option<FeatureScheme>
                 return Err(LoadError::NoFiles { path: path.clone() });
             }
             found.sort();
+            let first_of = |f: RowFormat| found.iter().find(|p| RowFormat::of(p) == Some(f));
+            if let (Some(svm), Some(bin)) = (first_of(RowFormat::Text), first_of(RowFormat::Bin)) {
+                return Err(LoadError::MixedFormats {
+                    path: path.clone(),
+                    svm: svm.clone(),
+                    bin: bin.clone(),
+                });
+            }
             files.extend(found);
             path.clone()
         } else {
@@ -236,31 +256,46 @@ fn load_on(
     );
     let mut rows = Rows::default();
     // Reserve address space for the most non-zeros the text can hold ("1:1 "
-    // is 4 bytes): untouched pages cost no memory, and growing by doubling
-    // would briefly need twice the final size. If refused, grow as usual.
-    let max_nnz = (total / 4) as usize;
-    let _ = rows.indices.try_reserve_exact(max_nnz);
-    if let crate::rows::libsvm::Values::U8(v) = &mut rows.values {
-        let _ = v.try_reserve_exact(max_nnz);
+    // is 4 bytes), or the counts a .bin file's trailer gives: untouched
+    // pages cost no memory, and growing by doubling would briefly need twice
+    // the final size. If refused, grow as usual.
+    let (mut max_nnz, mut max_rows) = (0u64, 0u64);
+    for (f, &size) in mine.iter().zip(&sizes[shard.clone()]) {
+        match RowFormat::of(f) {
+            Some(RowFormat::Bin) => {
+                // A damaged trailer is reported when the file is read.
+                let (rows, nnz) = crate::rows::binary::totals(f).unwrap_or((0, 0));
+                max_rows += rows;
+                max_nnz += nnz;
+            }
+            _ => {
+                max_rows += size / 8;
+                max_nnz += size / 4;
+            }
+        }
     }
-    let _ = rows.labels.try_reserve_exact((total / 8) as usize);
-    let _ = rows.row_lengths.try_reserve_exact((total / 8) as usize);
-    let mut errors: Vec<LibsvmError> = Vec::new();
+    let _ = rows.indices.try_reserve_exact(max_nnz as usize);
+    if let crate::rows::libsvm::Values::U8(v) = &mut rows.values {
+        let _ = v.try_reserve_exact(max_nnz as usize);
+    }
+    let _ = rows.labels.try_reserve_exact(max_rows as usize);
+    let _ = rows.row_lengths.try_reserve_exact(max_rows as usize);
+    let mut errors: Vec<RowsError> = Vec::new();
     let mut clamped_dropped = 0;
     let mut file_rows = vec![0u64; mine.len()];
     let mut bad = vec![false; mine.len()];
     let mut next_file = 0;
-    let mut reader: Option<(usize, BlockReader)> = None;
+    let mut reader: Option<(usize, RowReader)> = None;
     loop {
         // Gather a batch of blocks, in file order.
-        let mut batch: Vec<(usize, Vec<u8>)> = Vec::new();
+        let mut batch: Vec<(usize, crate::rows::format::Block)> = Vec::new();
         let mut bytes = 0;
         while bytes < BATCH_BYTES && batch.len() < 256 {
             if reader.is_none() {
                 if next_file == mine.len() {
                     break;
                 }
-                match BlockReader::open(&mine[next_file], BLOCK) {
+                match RowReader::open(&mine[next_file], BLOCK) {
                     Ok(r) => reader = Some((next_file, r)),
                     Err(e) => {
                         bar.println(&format!("error: {e}"));
@@ -289,11 +324,14 @@ fn load_on(
         if batch.is_empty() {
             break;
         }
-        let parsed: Vec<(usize, usize, Rows, Option<crate::rows::libsvm::BlockError>)> = batch
+        // A file's blocks before this one in the batch are parsed alongside
+        // it, so a text error is numbered from the block's start, then
+        // shifted by the file's rows before it (a chunk numbers its own).
+        let parsed: Vec<(usize, usize, Rows, Option<RowsError>)> = batch
             .into_par_iter()
             .map(|(k, block)| {
                 let mut r = Rows::default();
-                let e = parse_block(&block, &mut r).err();
+                let e = block.parse(&mine[k], 0, &mut r).err();
                 (k, block.len(), r, e)
             })
             .collect();
@@ -303,10 +341,17 @@ fn load_on(
                 continue;
             }
             if let Some(e) = e {
-                let err = LibsvmError::Line {
-                    path: mine[k].clone(),
-                    line: file_rows[k] + e.line,
-                    error: e.error,
+                let err = match e {
+                    RowsError::Text(crate::rows::libsvm::LibsvmError::Line {
+                        path,
+                        line,
+                        error,
+                    }) => RowsError::Text(crate::rows::libsvm::LibsvmError::Line {
+                        path,
+                        line: file_rows[k] + line,
+                        error,
+                    }),
+                    other => other,
                 };
                 bar.println(&format!("error: {err}"));
                 errors.push(err);
