@@ -1,18 +1,37 @@
 #!/usr/bin/env bash
-# Generate extra training games: fairy-stockfish against itself at a fixed node
-# budget, from prefixes (plies 12-36) of the shared WCSC28 games. The real games
-# in ../shared/kifu number 550; this brings the training set past 1,000 games.
-#   scripts/generate-games.sh OUT_DIR [GAMES] [NODES]
+# Generate training games: an engine against itself at a fixed node budget,
+# two games at a time, from real openings, written as CSA records.
+#   scripts/generate-games.sh OUT_DIR [GAMES] [NODES] [OPENINGS] [ENGINE]
+# OPENINGS: a USI openings file (one `startpos moves ...` line each; default
+#   the 10,831 real floodgate openings) or a folder of records (a prefix of
+#   12-36 plies of each game).
+# ENGINE: a `niwatori match` spec (default fairy-stockfish over USI; e.g.
+#   "learned:models/best.model" for niwatori with its own model).
+# Resumable: OUT_DIR/results.jsonl records every finished game; rerun the
+# same command and it goes on. Games per hour are printed at the end.
 set -euo pipefail
-out=${1:?usage: scripts/generate-games.sh OUT_DIR [GAMES] [NODES]}
+out=${1:?usage: scripts/generate-games.sh OUT_DIR [GAMES] [NODES] [OPENINGS] [ENGINE]}
 games=${2:-620}
 nodes=${3:-12000}
-engine=/usr/games/fairy-stockfish
-[ -x "$engine" ] || { echo "missing $engine: run scripts/setup.sh" >&2; exit 1; }
+openings=${4:-../shared/openings/floodgate2016-24ply.sfen}
+engine=${5:-usi:/usr/games/fairy-stockfish}
+case "$engine" in
+usi:*)
+  bin=${engine#usi:}
+  bin=${bin%% *}
+  [ -x "$bin" ] || { echo "missing $bin: run scripts/setup.sh" >&2; exit 1; }
+  a="$engine --name gen-a" b="$engine --name gen-b" ;;
+*) a=$engine b=$engine ;;
+esac
+[ -e "$openings" ] || { echo "missing openings $openings" >&2; exit 1; }
 cargo build --release --quiet
-# results.jsonl in OUT_DIR makes this resumable: rerun the same command.
-exec target/release/niwatori match \
-  --a "usi:$engine --name fsf-a" --b "usi:$engine --name fsf-b" \
+start=$(date +%s)
+before=$( [ -f "$out/results.jsonl" ] && wc -l < "$out/results.jsonl" || echo 0)
+target/release/niwatori match \
+  --a "$a" --b "$b" \
   --games "$games" --nodes "$nodes" --concurrency 2 \
-  --openings ../shared/kifu/wcsc28 --opening-plies 12-36 --seed 2026 \
+  --openings "$openings" --opening-plies 12-36 --seed 2026 \
   --csa-out "$out" --json "$out/summary.json"
+after=$(wc -l < "$out/results.jsonl")
+secs=$(( $(date +%s) - start ))
+echo "generated $((after - before)) games in ${secs} s: $(( (after - before) * 3600 / (secs > 0 ? secs : 1) )) games/hour"

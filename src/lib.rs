@@ -4,7 +4,8 @@
 //! report/match — and the modules, in that order:
 //!
 //! ```text
-//! records   reading CSA / KIF game records, errors by file and line
+//! records   reading CSA / KIF game records (and PSV positions), errors by file and line
+//! psv       YaneuraOu's PackedSfenValue positions, read and written
 //! corpus    a folder of records split into training and held-out games
 //! features  the two-piece attack-relation features of a position
 //! extract   sibling expansion and labels: game records → libsvm rows
@@ -80,6 +81,7 @@ pub mod perft;
 pub mod play;
 pub mod plot;
 pub mod progress;
+pub mod psv;
 pub mod random;
 pub mod records;
 pub mod report;

@@ -35,6 +35,10 @@ pub enum Format {
     Csa,
     /// KIF (Kakinoki), one game per file; `.kifu` files are the UTF-8 variant.
     Kif,
+    /// YaneuraOu's PackedSfenValue ([`crate::psv`]): each 40-byte record
+    /// is a one-move game, its position and its move (score and result are
+    /// not read: extraction labels by its own search).
+    Psv,
 }
 
 impl Format {
@@ -45,6 +49,7 @@ impl Format {
         match ext.as_str() {
             "csa" => Some(Self::Csa),
             "kif" | "kifu" => Some(Self::Kif),
+            "psv" => Some(Self::Psv),
             _ => None,
         }
     }
@@ -109,7 +114,66 @@ impl Duplicates {
     }
 }
 
+/// How a game ended, as far as its record says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Win(rsshogi::types::Color),
+    Draw,
+    /// Interrupted, or an ending that names no winner.
+    Unknown,
+}
+
 impl Game {
+    /// The side to move after the last move.
+    pub fn side_to_move_at_end(&self) -> rsshogi::types::Color {
+        use rsshogi::types::Color;
+        let black_starts = !self.start_sfen.contains(" w ");
+        if black_starts == self.moves.len().is_multiple_of(2) {
+            Color::Black
+        } else {
+            Color::White
+        }
+    }
+
+    /// Who won, read from the ending: CSA's `%TORYO`, `%TIME_UP` and
+    /// `%ILLEGAL_MOVE` lose for the side to move, `%KACHI` wins for it,
+    /// `%±ILLEGAL_ACTION` loses for the side named, `%SENNICHITE` and
+    /// `%JISHOGI` draw; KIF's `…先手の勝ち` / `…後手の勝ち` (`下手`/`上手`
+    /// in handicap games), `千日手` and `持将棋`.
+    ///
+    /// ```
+    /// use niwatori::records::{Format, Outcome, parse_games};
+    /// use rsshogi::types::Color;
+    /// let g = |t: &str| parse_games("g.csa".as_ref(), Format::Csa, t.as_bytes()).games[0].outcome();
+    /// assert_eq!(g("PI\n+\n+7776FU\n%TORYO\n"), Outcome::Win(Color::Black));
+    /// assert_eq!(g("PI\n+\n+7776FU\n%KACHI\n"), Outcome::Win(Color::White));
+    /// assert_eq!(g("PI\n+\n+7776FU\n%SENNICHITE\n"), Outcome::Draw);
+    /// assert_eq!(g("PI\n+\n+7776FU\n%CHUDAN\n"), Outcome::Unknown);
+    /// ```
+    pub fn outcome(&self) -> Outcome {
+        use rsshogi::types::Color;
+        let to_move = self.side_to_move_at_end();
+        let other = to_move.flip();
+        let Some(end) = self.ending.as_deref().map(str::trim) else {
+            return Outcome::Unknown;
+        };
+        match end {
+            "%TORYO" | "%TIME_UP" | "%ILLEGAL_MOVE" => Outcome::Win(other),
+            "%KACHI" => Outcome::Win(to_move),
+            "%+ILLEGAL_ACTION" => Outcome::Win(Color::White),
+            "%-ILLEGAL_ACTION" => Outcome::Win(Color::Black),
+            "%SENNICHITE" | "%JISHOGI" => Outcome::Draw,
+            _ if end.contains("先手の勝ち") || end.contains("下手の勝ち") => {
+                Outcome::Win(Color::Black)
+            }
+            _ if end.contains("後手の勝ち") || end.contains("上手の勝ち") => {
+                Outcome::Win(Color::White)
+            }
+            _ if end.contains("千日手") || end.contains("持将棋") => Outcome::Draw,
+            _ => Outcome::Unknown,
+        }
+    }
+
     /// Whether both players are rated at least `rating` (an unrated game
     /// is not).
     ///
@@ -250,7 +314,7 @@ pub enum RecordsError {
         source: std::io::Error,
     },
     /// A path given explicitly is a file of an unknown format.
-    #[error("{}: not a record file (expected .csa, .kif or .kifu)", .0.display())]
+    #[error("{}: not a record file (expected .csa, .kif, .kifu or .psv)", .0.display())]
     UnknownFormat(PathBuf),
 }
 
@@ -315,6 +379,9 @@ pub fn read_games(path: &Path) -> Result<FileGames, RecordsError> {
 /// Parses the bytes of a record file; `source` only names it in games and
 /// problems.
 pub fn parse_games(source: &Path, format: Format, data: &[u8]) -> FileGames {
+    if format == Format::Psv {
+        return read_psv(source, data);
+    }
     let text = decode(data);
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let lines: Vec<&str> = text
@@ -329,6 +396,7 @@ pub fn parse_games(source: &Path, format: Format, data: &[u8]) -> FileGames {
             }
         }
         Format::Kif => read_kif_game(source, 0, &lines, &mut out),
+        Format::Psv => unreachable!("read above"),
     }
     if out.games.is_empty() && out.problems.is_empty() {
         out.problems.push(Problem {
@@ -339,6 +407,88 @@ pub fn parse_games(source: &Path, format: Format, data: &[u8]) -> FileGames {
             message: "no game found".into(),
             kept_moves: 0,
         });
+    }
+    out
+}
+
+/// PackedSfenValue records as one-move games; a problem's line is the
+/// record's number (1-based).
+fn read_psv(source: &Path, data: &[u8]) -> FileGames {
+    let mut out = FileGames::default();
+    let problem = |index: usize, kind, message: String| Problem {
+        file: source.to_path_buf(),
+        line: index + 1,
+        game_index: index,
+        kind,
+        message,
+        kept_moves: 0,
+    };
+    let records = data.chunks_exact(crate::psv::SIZE);
+    let rest = records.remainder().len();
+    let mut legal = rsshogi::board::Move32List::new();
+    for (index, bytes) in records.enumerate() {
+        let psv = crate::psv::PackedSfenValue::from_bytes(bytes.try_into().expect("40 bytes"));
+        let sfen = match psv.sfen() {
+            Ok(s) => s,
+            Err(e) => {
+                let message = format!("record {}: {e}", index + 1);
+                out.problems
+                    .push(problem(index, ProblemKind::BadPosition, message));
+                continue;
+            }
+        };
+        let pos = match position_from_sfen(&sfen) {
+            Ok(p) => p,
+            Err(e) => {
+                let message = format!("record {}: {sfen:?}: {e}", index + 1);
+                out.problems
+                    .push(problem(index, ProblemKind::BadPosition, message));
+                continue;
+            }
+        };
+        if let Err(e) = check_playable(&pos) {
+            let message = format!("record {}: {sfen:?}: {e}", index + 1);
+            out.problems
+                .push(problem(index, ProblemKind::BadPosition, message));
+            continue;
+        }
+        legal.clear();
+        rsshogi::board::generate_legal_all_move32(&pos, &mut legal);
+        let mv = Move::from_raw(psv.mv);
+        if !legal.iter().any(|m| m.to_move() == mv) {
+            let message = format!(
+                "record {}: move {} ({:#06x}) is not legal in {sfen:?}",
+                index + 1,
+                psv.usi_move(),
+                psv.mv
+            );
+            out.problems
+                .push(problem(index, ProblemKind::IllegalMove, message));
+            continue;
+        }
+        out.games.push(Game {
+            source: source.to_path_buf(),
+            index,
+            line: index + 1,
+            start_sfen: sfen,
+            moves: vec![mv],
+            ending: None,
+            truncated: false,
+            ratings: [None, None],
+        });
+    }
+    if rest > 0 {
+        let index = data.len() / crate::psv::SIZE;
+        let message = format!(
+            "{rest} bytes after the last whole {}-byte record (a cut-off file?)",
+            crate::psv::SIZE
+        );
+        out.problems
+            .push(problem(index, ProblemKind::Syntax, message));
+    }
+    if out.games.is_empty() && out.problems.is_empty() {
+        out.problems
+            .push(problem(0, ProblemKind::NoGame, "no record".into()));
     }
     out
 }

@@ -231,3 +231,99 @@ fn damaged_or_unfit_rows_are_refused_by_name() {
         "a failed conversion leaves no file"
     );
 }
+
+/// `extract --format psv` writes YaneuraOu's PackedSfenValue, one record a
+/// position; extracting that file gives the game's own rows, byte for byte.
+#[test]
+fn psv_positions_round_trip_through_extract() {
+    use niwatori::psv::{PackedSfenValue, SIZE};
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n);
+    // A game that ends in %TORYO: the results are known.
+    let game = Path::new(env!("CARGO_MANIFEST_DIR")).join("kifu/wcsc28/utf8_WCSC28_L1_CGP_PAL.csa");
+    ok(&[
+        "extract",
+        "--quiet",
+        "--format",
+        "psv",
+        "--out",
+        s(&d("psv")),
+        s(&game),
+    ]);
+    ok(&["extract", "--quiet", "--out", s(&d("rows")), s(&game)]);
+    let find = |dir: &Path, ext: &str| {
+        files(dir)
+            .into_iter()
+            .filter(|(p, _)| p.to_str().unwrap().ends_with(ext))
+            .collect::<Vec<_>>()
+    };
+    let [(psv_path, psv)] = &find(&d("psv"), ".0.psv")[..] else {
+        panic!("one .psv file")
+    };
+    let [(_, side)] = &find(&d("psv"), ".0.psv.json")[..] else {
+        panic!("one sidecar")
+    };
+    let meta: serde_json::Value = serde_json::from_slice(side).unwrap();
+    let positions = meta["positions"].as_array().unwrap();
+    assert_eq!(psv.len(), positions.len() * SIZE);
+    let records = niwatori::records::read_games(&game).unwrap();
+    let outcome = records.games[0].outcome();
+    for (k, (bytes, p)) in psv.chunks_exact(SIZE).zip(positions).enumerate() {
+        let r = PackedSfenValue::from_bytes(bytes.try_into().unwrap());
+        assert_eq!(r.sfen().unwrap(), p["sfen"].as_str().unwrap(), "record {k}");
+        assert_eq!(r.usi_move(), p["game_move"].as_str().unwrap(), "record {k}");
+        assert_eq!(usize::from(r.game_ply), k + 1);
+        let side = if k % 2 == 0 {
+            rsshogi::types::Color::Black
+        } else {
+            rsshogi::types::Color::White
+        };
+        let want = match outcome {
+            niwatori::records::Outcome::Win(c) if c == side => 1,
+            niwatori::records::Outcome::Win(_) => -1,
+            _ => 0,
+        };
+        assert_eq!(r.game_result, want, "record {k}");
+    }
+    assert_ne!(
+        outcome,
+        niwatori::records::Outcome::Unknown,
+        "a finished pro game"
+    );
+
+    // Their positions here: each record a one-move game, the same rows.
+    let copy = d("their.psv");
+    std::fs::copy(d("psv").join(psv_path), &copy).unwrap();
+    ok(&["extract", "--quiet", "--out", s(&d("from-psv")), s(&copy)]);
+    let mut parts = find(&d("from-psv"), ".svm");
+    let index = |p: &Path| -> usize {
+        let name = p.file_stem().unwrap().to_str().unwrap();
+        name.rsplit('.').next().unwrap().parse().unwrap()
+    };
+    parts.sort_by_key(|(p, _)| index(p));
+    assert_eq!(parts.len(), positions.len());
+    let joined: Vec<u8> = parts.into_iter().flat_map(|(_, b)| b).collect();
+    let [(_, want)] = &find(&d("rows"), ".svm")[..] else {
+        panic!("one .svm")
+    };
+    assert!(
+        joined == *want,
+        "rows from the .psv differ from the game's rows"
+    );
+
+    // A cut file names what is wrong and keeps the whole records.
+    std::fs::write(&copy, &psv[..SIZE * 3 + 7]).unwrap();
+    let r = niwatori::records::read_games(&copy).unwrap();
+    assert_eq!(r.games.len(), 3);
+    assert!(
+        r.problems[0]
+            .message
+            .contains("7 bytes after the last whole 40-byte record")
+    );
+    // train refuses positions for rows.
+    let e = fails(&["train", "-q", "--out", s(&d("m")), s(&copy)]);
+    assert!(
+        e.contains("PackedSfenValue positions, not training rows"),
+        "{e}"
+    );
+}

@@ -84,6 +84,9 @@ pub fn convert(paths: &[PathBuf], out: &Path, to: RowFormat, progress: bool) -> 
     let from_format = match to {
         RowFormat::Text => RowFormat::Bin,
         RowFormat::Bin => RowFormat::Text,
+        RowFormat::Psv => bail!(
+            "psv holds positions, not rows: `niwatori extract --format psv RECORDS` writes it"
+        ),
     };
     let mut jobs = Vec::new();
     let mut metas = Vec::new();
@@ -205,6 +208,7 @@ fn convert_file(
         let mut out = match format {
             RowFormat::Bin => Out::Bin(Writer::new(file)?),
             RowFormat::Text => Out::Text(file),
+            RowFormat::Psv => unreachable!("convert refuses psv before this"),
         };
         let mut reader = RowReader::open(from, 4 << 20)?;
         let (mut line, mut feats) = (Vec::new(), Vec::new());

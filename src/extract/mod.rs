@@ -466,6 +466,20 @@ where
                         *buf = w.finish().expect("writing to memory");
                         r
                     }
+                    RowFormat::Psv => {
+                        let winner = match game.outcome() {
+                            records::Outcome::Win(c) => Some(c),
+                            _ => None,
+                        };
+                        let mut sink = siblings::PsvSink {
+                            bytes: std::mem::take(buf),
+                            winner,
+                            unpackable: 0,
+                        };
+                        let r = expand_game(game, sc, options, scratch, &mut sink);
+                        *buf = sink.bytes;
+                        r
+                    }
                 };
                 let rows = match expanded {
                     Ok(r) => r,

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use rsshogi::board::{Move32List, Position, generate_legal_all_move32};
-use rsshogi::types::Move32;
+use rsshogi::types::{Move, Move32};
 
 use crate::eval::Evaluator;
 use crate::features::for_each_feature;
@@ -108,6 +108,36 @@ pub trait RowSink {
     /// One row: its training target (centipawns) and its features, sorted
     /// by index.
     fn row(&mut self, target: i32, features: &[(u32, u8)]);
+
+    /// After a position's rows: the position (the game move not yet
+    /// played), the game move, and the siblings' scores from the mover's
+    /// view.
+    fn position(&mut self, _pos: &Position, _game_move: Move, _scores: &[i32]) {}
+}
+
+/// YaneuraOu's PackedSfenValue ([`crate::psv`]): one record a position,
+/// its score the best sibling's, its result from the game's ending.
+pub struct PsvSink {
+    pub bytes: Vec<u8>,
+    pub winner: Option<rsshogi::types::Color>,
+    /// Positions PackedSfen cannot hold (left out).
+    pub unpackable: usize,
+}
+
+impl RowSink for PsvSink {
+    const FEATURES: bool = false;
+
+    fn row(&mut self, _target: i32, _features: &[(u32, u8)]) {}
+
+    fn position(&mut self, pos: &Position, game_move: Move, scores: &[i32]) {
+        let best = scores.iter().copied().max().unwrap_or(0);
+        let result = crate::psv::result_for(self.winner, pos.turn());
+        let ply = pos.game_ply() as usize;
+        match crate::psv::PackedSfenValue::new(pos, best, game_move, ply, result) {
+            Some(psv) => self.bytes.extend_from_slice(&psv.to_bytes()),
+            None => self.unpackable += 1,
+        }
+    }
 }
 
 /// libsvm text, one line per row ([`libsvm::write_row`]).
@@ -304,6 +334,7 @@ pub fn expand_game<S: SiblingScore + ?Sized, O: RowSink>(
                 out.row(t, &[]);
             }
         }
+        out.position(&pos, game_move, &scratch.scores);
         result.nnz += scratch.feats.len();
         result.positions.push(PositionRows {
             ply: i + 1,

@@ -28,6 +28,10 @@ pub enum RowFormat {
     Text,
     /// niwatori's compact binary rows (`.bin`).
     Bin,
+    /// Not rows but positions: YaneuraOu's PackedSfenValue (`.psv`, see
+    /// [`crate::psv`]), one per expanded position, for other engines'
+    /// learners; `extract` writes it, `train` does not read it.
+    Psv,
 }
 
 impl RowFormat {
@@ -36,22 +40,35 @@ impl RowFormat {
         match self {
             RowFormat::Text => "svm",
             RowFormat::Bin => "bin",
+            RowFormat::Psv => "psv",
         }
     }
 
-    /// The format a row file's extension names, if it names one.
+    /// The format a file's extension names, if it names one.
     pub fn of(path: &Path) -> Option<Self> {
         match path.extension()?.to_str()? {
             "svm" => Some(RowFormat::Text),
             "bin" => Some(RowFormat::Bin),
+            "psv" => Some(RowFormat::Psv),
             _ => None,
         }
+    }
+
+    /// Whether the format holds training rows (text or bin).
+    pub const fn is_rows(self) -> bool {
+        !matches!(self, RowFormat::Psv)
+    }
+
+    /// Whether `path` is a rows file by its extension.
+    pub fn is_rows_file(path: &Path) -> bool {
+        Self::of(path).is_some_and(Self::is_rows)
     }
 
     pub const fn name(self) -> &'static str {
         match self {
             RowFormat::Text => "text",
             RowFormat::Bin => "bin",
+            RowFormat::Psv => "psv",
         }
     }
 }
@@ -63,6 +80,10 @@ pub enum RowsError {
     Text(#[from] LibsvmError),
     #[error(transparent)]
     Bin(#[from] BinError),
+    #[error(
+        "{0}: PackedSfenValue positions, not training rows (extract them: niwatori extract FILE.psv)"
+    )]
+    NotRows(std::path::PathBuf),
 }
 
 /// A file's blocks, in order.
@@ -85,6 +106,7 @@ impl RowReader {
     pub fn open(path: &Path, text_block: usize) -> Result<Self, RowsError> {
         Ok(match RowFormat::of(path) {
             Some(RowFormat::Bin) => RowReader::Bin(ChunkReader::open(path)?),
+            Some(RowFormat::Psv) => return Err(RowsError::NotRows(path.to_path_buf())),
             _ => RowReader::Text(BlockReader::open(path, text_block)?),
         })
     }
@@ -134,6 +156,7 @@ impl Block {
 pub fn read_rows(path: &Path) -> Result<Rows, RowsError> {
     Ok(match RowFormat::of(path) {
         Some(RowFormat::Bin) => binary::read_file(path)?,
+        Some(RowFormat::Psv) => return Err(RowsError::NotRows(path.to_path_buf())),
         _ => libsvm::read_file(path)?,
     })
 }

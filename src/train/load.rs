@@ -86,7 +86,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LoadError> {
         let kind = entry.file_type().map_err(io(&path))?;
         if kind.is_dir() || (kind.is_symlink() && path.is_dir()) {
             walk(&path, out)?;
-        } else if RowFormat::of(&path).is_some() {
+        } else if RowFormat::is_rows_file(&path) {
             out.push(path);
         }
     }
