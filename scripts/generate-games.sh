@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Generate training games: an engine against itself at a fixed node budget,
-# two games at a time, from real openings, written as CSA records.
+# two games at a time, each from its own real opening (one deterministic
+# engine would replay a game with the colours swapped), written as CSA.
 #   scripts/generate-games.sh OUT_DIR [GAMES] [NODES] [OPENINGS] [ENGINE]
 # OPENINGS: a USI openings file (one `startpos moves ...` line each; default
 #   the 10,831 real floodgate openings) or a folder of records (a prefix of
@@ -30,7 +31,7 @@ before=$( [ -f "$out/results.jsonl" ] && wc -l < "$out/results.jsonl" || echo 0)
 target/release/niwatori match \
   --a "$a" --b "$b" \
   --games "$games" --nodes "$nodes" --concurrency 2 \
-  --openings "$openings" --opening-plies 12-36 --seed 2026 \
+  --openings "$openings" --opening-plies 12-36 --seed 2026 --one-game-per-opening \
   --csa-out "$out" --json "$out/summary.json"
 after=$(wc -l < "$out/results.jsonl")
 secs=$(( $(date +%s) - start ))

@@ -22,6 +22,7 @@ fn options(a: &str, b: &str, games: usize, out: &Path) -> MatchOptions {
         games,
         limit: Limit::Nodes(2000),
         openings: OpeningChoice::Random { plies: 10 },
+        one_game_per_opening: false,
         seed: 5,
         concurrency: 2,
         max_plies: 256,
@@ -329,6 +330,35 @@ fn openings_come_from_a_file_of_usi_lines() {
         err.contains("openings.sfen:2: expected startpos or sfen"),
         "{err}"
     );
+}
+
+/// One deterministic engine against itself plays the colour-swapped game
+/// of an opening move for move: generating games takes each opening once.
+#[test]
+fn generated_games_take_each_opening_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = "startpos moves 7g7f 3c3d\nstartpos moves 2g2f 8c8d\nstartpos moves 5g5f 5c5d\nstartpos moves 1g1f 1c1d\n";
+    let file = dir.path().join("openings.sfen");
+    std::fs::write(&file, lines).unwrap();
+    let repeats = |once: bool| {
+        let out = dir.path().join(format!("once-{once}"));
+        let mut o = options("material", "material", 4, &out);
+        o.openings = OpeningChoice::File { path: file.clone() };
+        o.one_game_per_opening = once;
+        o.concurrency = 1;
+        o.max_plies = 40;
+        run_match(&o).unwrap();
+        let mut seen = niwatori::records::Duplicates::default();
+        let mut repeats = 0;
+        for f in niwatori::records::find_record_files(&[out]).unwrap() {
+            for g in niwatori::records::read_games(&f).unwrap().games {
+                repeats += usize::from(seen.first_seen(&g).is_some());
+            }
+        }
+        repeats
+    };
+    assert_eq!(repeats(false), 2, "two openings, each played twice alike");
+    assert_eq!(repeats(true), 0);
 }
 
 #[test]

@@ -47,6 +47,11 @@ pub struct MatchArgs {
     /// Plies of random opening play when no --openings folder is given.
     #[arg(long, default_value_t = 12)]
     pub random_plies: usize,
+    /// Play each opening once rather than twice with colours swapped (for
+    /// generating games: one deterministic engine against itself would play
+    /// the second game move for move as the first).
+    #[arg(long)]
+    pub one_game_per_opening: bool,
     /// Seed for openings.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -134,6 +139,7 @@ pub fn run_match_cli(args: MatchArgs) -> Result<()> {
         games: args.games,
         limit,
         openings,
+        one_game_per_opening: args.one_game_per_opening,
         seed: args.seed,
         concurrency: args.concurrency.max(1),
         max_plies: args.max_plies,

@@ -49,6 +49,10 @@ pub struct MatchOptions {
     pub games: usize,
     pub limit: Limit,
     pub openings: OpeningChoice,
+    /// Each opening for one game, not two (colours still alternate): for
+    /// generating games, where one deterministic engine playing itself
+    /// would repeat a game with the colours swapped.
+    pub one_game_per_opening: bool,
     pub seed: u64,
     pub concurrency: usize,
     pub max_plies: u32,
@@ -190,10 +194,16 @@ struct ResultLine {
 }
 
 fn match_key(o: &MatchOptions) -> String {
-    format!(
+    let key = format!(
         "{:?}|{:?}|{:?}|{:?}|{}|{}",
         o.a, o.b, o.limit, o.openings, o.seed, o.max_plies
-    )
+    );
+    // Matches recorded before the option keep their key.
+    if o.one_game_per_opening {
+        key + "|one-game-per-opening"
+    } else {
+        key
+    }
 }
 
 fn load_done(path: &Path, key: &str) -> Result<BTreeMap<usize, ResultLine>> {
@@ -423,7 +433,8 @@ impl Schedule<'_> {
                 }
             }
             let a_black = game % 2 == 0;
-            let opening = &self.openings[(game / 2) % self.openings.len()];
+            let per_opening = if self.opts.one_game_per_opening { 1 } else { 2 };
+            let opening = &self.openings[(game / per_opening) % self.openings.len()];
             let [ea, eb] = &mut engines;
             let (ea, eb) = (ea.as_mut().expect("started"), eb.as_mut().expect("started"));
             let players = if a_black { [ea, eb] } else { [eb, ea] };
