@@ -428,54 +428,13 @@ fn read_psv(source: &Path, data: &[u8]) -> FileGames {
     let mut legal = rsshogi::board::Move32List::new();
     for (index, bytes) in records.enumerate() {
         let psv = crate::psv::PackedSfenValue::from_bytes(bytes.try_into().expect("40 bytes"));
-        let sfen = match psv.sfen() {
-            Ok(s) => s,
-            Err(e) => {
-                let message = format!("record {}: {e}", index + 1);
-                out.problems
-                    .push(problem(index, ProblemKind::BadPosition, message));
-                continue;
+        match psv_game(source, index, &psv, &mut legal) {
+            Ok(game) => out.games.push(game),
+            Err((kind, why)) => {
+                let message = format!("record {}: {why}", index + 1);
+                out.problems.push(problem(index, kind, message));
             }
-        };
-        let pos = match position_from_sfen(&sfen) {
-            Ok(p) => p,
-            Err(e) => {
-                let message = format!("record {}: {sfen:?}: {e}", index + 1);
-                out.problems
-                    .push(problem(index, ProblemKind::BadPosition, message));
-                continue;
-            }
-        };
-        if let Err(e) = check_playable(&pos) {
-            let message = format!("record {}: {sfen:?}: {e}", index + 1);
-            out.problems
-                .push(problem(index, ProblemKind::BadPosition, message));
-            continue;
         }
-        legal.clear();
-        rsshogi::board::generate_legal_all_move32(&pos, &mut legal);
-        let mv = Move::from_raw(psv.mv);
-        if !legal.iter().any(|m| m.to_move() == mv) {
-            let message = format!(
-                "record {}: move {} ({:#06x}) is not legal in {sfen:?}",
-                index + 1,
-                psv.usi_move(),
-                psv.mv
-            );
-            out.problems
-                .push(problem(index, ProblemKind::IllegalMove, message));
-            continue;
-        }
-        out.games.push(Game {
-            source: source.to_path_buf(),
-            index,
-            line: index + 1,
-            start_sfen: sfen,
-            moves: vec![mv],
-            ending: None,
-            truncated: false,
-            ratings: [None, None],
-        });
     }
     if rest > 0 {
         let index = data.len() / crate::psv::SIZE;
@@ -491,6 +450,41 @@ fn read_psv(source: &Path, data: &[u8]) -> FileGames {
             .push(problem(0, ProblemKind::NoGame, "no record".into()));
     }
     out
+}
+
+/// Record `index` of a `.psv` file as a one-move game, or what is wrong
+/// with it.
+fn psv_game(
+    source: &Path,
+    index: usize,
+    psv: &crate::psv::PackedSfenValue,
+    legal: &mut rsshogi::board::Move32List,
+) -> Result<Game, (ProblemKind, String)> {
+    let bad = |e: String| (ProblemKind::BadPosition, e);
+    let sfen = psv.sfen().map_err(bad)?;
+    let pos = position_from_sfen(&sfen).map_err(|e| bad(format!("{sfen:?}: {e}")))?;
+    check_playable(&pos).map_err(|e| bad(format!("{sfen:?}: {e}")))?;
+    legal.clear();
+    rsshogi::board::generate_legal_all_move32(&pos, legal);
+    let mv = Move::from_raw(psv.mv);
+    if !legal.iter().any(|m| m.to_move() == mv) {
+        let why = format!(
+            "move {} ({:#06x}) is not legal in {sfen:?}",
+            psv.usi_move(),
+            psv.mv
+        );
+        return Err((ProblemKind::IllegalMove, why));
+    }
+    Ok(Game {
+        source: source.to_path_buf(),
+        index,
+        line: index + 1,
+        start_sfen: sfen,
+        moves: vec![mv],
+        ending: None,
+        truncated: false,
+        ratings: [None, None],
+    })
 }
 
 fn decode(data: &[u8]) -> Cow<'_, str> {

@@ -27,6 +27,11 @@ fn fails(args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// `niwatori convert --to TO --out OUT FROM`.
+fn convert<'a>(to: &'a str, out: &'a Path, from: &'a Path) -> [&'a str; 7] {
+    ["convert", "--quiet", "--to", to, "--out", s(out), s(from)]
+}
+
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
@@ -95,24 +100,8 @@ fn real_rows_round_trip_and_train_alike() {
     );
 
     // convert: text to bin is what extract --format bin writes, and back.
-    ok(&[
-        "convert",
-        "--quiet",
-        "--to",
-        "bin",
-        "--out",
-        s(&d("to-bin")),
-        s(&d("text")),
-    ]);
-    ok(&[
-        "convert",
-        "--quiet",
-        "--to",
-        "text",
-        "--out",
-        s(&d("back")),
-        s(&d("to-bin")),
-    ]);
+    ok(&convert("bin", &d("to-bin"), &d("text")));
+    ok(&convert("text", &d("back"), &d("to-bin")));
     let is_rows = |p: &Path| p.file_name().unwrap() != "extract.json";
     let rows_of = |dir: &Path| -> Vec<(PathBuf, Vec<u8>)> {
         files(dir).into_iter().filter(|(p, _)| is_rows(p)).collect()
@@ -168,15 +157,7 @@ fn damaged_or_unfit_rows_are_refused_by_name() {
     let d = |n: &str| dir.path().join(n);
     let text = d("rows.svm");
     std::fs::write(&text, "0.5 1:1 3:2\n-0.25 2:1 3:1\n").unwrap();
-    ok(&[
-        "convert",
-        "--quiet",
-        "--to",
-        "bin",
-        "--out",
-        s(&d("b")),
-        s(&text),
-    ]);
+    ok(&convert("bin", &d("b"), &text));
     let bin = d("b/rows.bin");
     let good = std::fs::read(&bin).unwrap();
     ok(&["train", "-q", "--out", s(&d("m")), s(&bin)]);
@@ -198,30 +179,17 @@ fn damaged_or_unfit_rows_are_refused_by_name() {
     );
 
     // Text that .bin cannot hold exactly names its line.
-    std::fs::write(&text, "0.5 1:1\n0.25 2:0.5\n").unwrap();
-    let e = fails(&[
-        "convert",
-        "--quiet",
-        "--to",
-        "bin",
-        "--out",
-        s(&d("c")),
-        s(&text),
-    ]);
+    let refused = |rows: &str| {
+        std::fs::write(&text, rows).unwrap();
+        let out = d("c");
+        fails(&convert("bin", &out, &text))
+    };
+    let e = refused("0.5 1:1\n0.25 2:0.5\n");
     assert!(
         e.contains("rows.svm:2: value 0.5 is not an integer 0-255"),
         "{e}"
     );
-    std::fs::write(&text, "0.5 1:1\n0.25 2:1\n0.123456 3:1\n").unwrap();
-    let e = fails(&[
-        "convert",
-        "--quiet",
-        "--to",
-        "bin",
-        "--out",
-        s(&d("c")),
-        s(&text),
-    ]);
+    let e = refused("0.5 1:1\n0.25 2:1\n0.123456 3:1\n");
     assert!(
         e.contains("rows.svm:3: label 0.123456 is not a multiple of 1/10000"),
         "{e}"
