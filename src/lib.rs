@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! records   reading CSA / KIF game records (and PSV positions), errors by file and line
-//! psv       YaneuraOu's PackedSfenValue positions, read and written
+//! positions PackedSfenValue and HCPE position files, read and written
 //! corpus    a folder of records split into training and held-out games
 //! features  the two-piece attack-relation features of a position
 //! extract   sibling expansion and labels: game records → libsvm rows
@@ -80,8 +80,8 @@ pub mod opening;
 pub mod perft;
 pub mod play;
 pub mod plot;
+pub mod positions;
 pub mod progress;
-pub mod psv;
 pub mod random;
 pub mod records;
 pub mod report;

@@ -28,6 +28,10 @@ use rsshogi::board::{Position, position_from_sfen};
 use rsshogi::records::formats::{csa, kif};
 use rsshogi::types::{Move, Move32};
 
+use crate::positions::PositionRecord;
+use crate::positions::hcpe::Hcpe;
+use crate::positions::psv::PackedSfenValue;
+
 /// File formats read by this module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -35,10 +39,13 @@ pub enum Format {
     Csa,
     /// KIF (Kakinoki), one game per file; `.kifu` files are the UTF-8 variant.
     Kif,
-    /// YaneuraOu's PackedSfenValue ([`crate::psv`]): each 40-byte record
-    /// is a one-move game, its position and its move (score and result are
-    /// not read: extraction labels by its own search).
+    /// YaneuraOu's PackedSfenValue ([`crate::positions::psv`]): each
+    /// 40-byte record is a one-move game, its position and its move (score
+    /// and result are not read: extraction labels by its own search).
     Psv,
+    /// dlshogi's HuffmanCodedPosAndEval ([`crate::positions::hcpe`]), 38
+    /// bytes a record, read as `Psv` is.
+    Hcpe,
 }
 
 impl Format {
@@ -50,6 +57,7 @@ impl Format {
             "csa" => Some(Self::Csa),
             "kif" | "kifu" => Some(Self::Kif),
             "psv" => Some(Self::Psv),
+            "hcpe" => Some(Self::Hcpe),
             _ => None,
         }
     }
@@ -314,7 +322,7 @@ pub enum RecordsError {
         source: std::io::Error,
     },
     /// A path given explicitly is a file of an unknown format.
-    #[error("{}: not a record file (expected .csa, .kif, .kifu or .psv)", .0.display())]
+    #[error("{}: not a record file (expected .csa, .kif, .kifu, .psv or .hcpe)", .0.display())]
     UnknownFormat(PathBuf),
 }
 
@@ -379,8 +387,10 @@ pub fn read_games(path: &Path) -> Result<FileGames, RecordsError> {
 /// Parses the bytes of a record file; `source` only names it in games and
 /// problems.
 pub fn parse_games(source: &Path, format: Format, data: &[u8]) -> FileGames {
-    if format == Format::Psv {
-        return read_psv(source, data);
+    match format {
+        Format::Psv => return read_positions::<PackedSfenValue>(source, data),
+        Format::Hcpe => return read_positions::<Hcpe>(source, data),
+        Format::Csa | Format::Kif => {}
     }
     let text = decode(data);
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
@@ -396,7 +406,7 @@ pub fn parse_games(source: &Path, format: Format, data: &[u8]) -> FileGames {
             }
         }
         Format::Kif => read_kif_game(source, 0, &lines, &mut out),
-        Format::Psv => unreachable!("read above"),
+        Format::Psv | Format::Hcpe => unreachable!("read above"),
     }
     if out.games.is_empty() && out.problems.is_empty() {
         out.problems.push(Problem {
@@ -411,9 +421,9 @@ pub fn parse_games(source: &Path, format: Format, data: &[u8]) -> FileGames {
     out
 }
 
-/// PackedSfenValue records as one-move games; a problem's line is the
-/// record's number (1-based).
-fn read_psv(source: &Path, data: &[u8]) -> FileGames {
+/// Position records as one-move games; a problem's line is the record's
+/// number (1-based).
+fn read_positions<R: PositionRecord>(source: &Path, data: &[u8]) -> FileGames {
     let mut out = FileGames::default();
     let problem = |index: usize, kind, message: String| Problem {
         file: source.to_path_buf(),
@@ -423,12 +433,11 @@ fn read_psv(source: &Path, data: &[u8]) -> FileGames {
         message,
         kept_moves: 0,
     };
-    let records = data.chunks_exact(crate::psv::SIZE);
+    let records = data.chunks_exact(R::SIZE);
     let rest = records.remainder().len();
     let mut legal = rsshogi::board::Move32List::new();
     for (index, bytes) in records.enumerate() {
-        let psv = crate::psv::PackedSfenValue::from_bytes(bytes.try_into().expect("40 bytes"));
-        match psv_game(source, index, &psv, &mut legal) {
+        match position_game(source, index, &R::read(bytes), &mut legal) {
             Ok(game) => out.games.push(game),
             Err((kind, why)) => {
                 let message = format!("record {}: {why}", index + 1);
@@ -437,10 +446,11 @@ fn read_psv(source: &Path, data: &[u8]) -> FileGames {
         }
     }
     if rest > 0 {
-        let index = data.len() / crate::psv::SIZE;
+        let index = data.len() / R::SIZE;
         let message = format!(
-            "{rest} bytes after the last whole {}-byte record (a cut-off file?)",
-            crate::psv::SIZE
+            "{rest} bytes after the last whole {}-byte {} record (a cut-off file?)",
+            R::SIZE,
+            R::NAME
         );
         out.problems
             .push(problem(index, ProblemKind::Syntax, message));
@@ -452,26 +462,26 @@ fn read_psv(source: &Path, data: &[u8]) -> FileGames {
     out
 }
 
-/// Record `index` of a `.psv` file as a one-move game, or what is wrong
+/// Record `index` of a position file as a one-move game, or what is wrong
 /// with it.
-fn psv_game(
+fn position_game(
     source: &Path,
     index: usize,
-    psv: &crate::psv::PackedSfenValue,
+    record: &impl PositionRecord,
     legal: &mut rsshogi::board::Move32List,
 ) -> Result<Game, (ProblemKind, String)> {
     let bad = |e: String| (ProblemKind::BadPosition, e);
-    let sfen = psv.sfen().map_err(bad)?;
+    let sfen = record.sfen().map_err(bad)?;
     let pos = position_from_sfen(&sfen).map_err(|e| bad(format!("{sfen:?}: {e}")))?;
     check_playable(&pos).map_err(|e| bad(format!("{sfen:?}: {e}")))?;
     legal.clear();
     rsshogi::board::generate_legal_all_move32(&pos, legal);
-    let mv = Move::from_raw(psv.mv);
+    let mv = record.game_move();
     if !legal.iter().any(|m| m.to_move() == mv) {
         let why = format!(
             "move {} ({:#06x}) is not legal in {sfen:?}",
-            psv.usi_move(),
-            psv.mv
+            mv.to_usi(),
+            mv.raw()
         );
         return Err((ProblemKind::IllegalMove, why));
     }

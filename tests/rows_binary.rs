@@ -200,70 +200,75 @@ fn damaged_or_unfit_rows_are_refused_by_name() {
     );
 }
 
-/// `extract --format psv` writes YaneuraOu's PackedSfenValue, one record a
-/// position; extracting that file gives the game's own rows, byte for byte.
-#[test]
-fn psv_positions_round_trip_through_extract() {
-    use niwatori::psv::{PackedSfenValue, SIZE};
+use niwatori::positions::{PositionRecord, hcpe::Hcpe, psv::PackedSfenValue};
+use niwatori::records::Outcome;
+use rsshogi::types::Color;
+
+/// `extract --format psv|hcpe` writes one record a position; extracting
+/// that file gives the game's own rows, byte for byte.
+fn positions_round_trip<R: PositionRecord>(ext: &str, result: fn(&R, Color) -> i8) {
     let dir = tempfile::tempdir().unwrap();
     let d = |n: &str| dir.path().join(n);
     // A game that ends in %TORYO: the results are known.
     let game = Path::new(env!("CARGO_MANIFEST_DIR")).join("kifu/wcsc28/utf8_WCSC28_L1_CGP_PAL.csa");
+    let out = d("positions");
     ok(&[
         "extract",
         "--quiet",
         "--format",
-        "psv",
+        ext,
         "--out",
-        s(&d("psv")),
+        s(&out),
         s(&game),
     ]);
     ok(&["extract", "--quiet", "--out", s(&d("rows")), s(&game)]);
-    let find = |dir: &Path, ext: &str| {
+    let find = |dir: &Path, end: &str| {
         files(dir)
             .into_iter()
-            .filter(|(p, _)| p.to_str().unwrap().ends_with(ext))
+            .filter(|(p, _)| p.to_str().unwrap().ends_with(end))
             .collect::<Vec<_>>()
     };
-    let [(psv_path, psv)] = &find(&d("psv"), ".0.psv")[..] else {
-        panic!("one .psv file")
+    let [(path, bytes)] = &find(&out, &format!(".0.{ext}"))[..] else {
+        panic!("one .{ext} file")
     };
-    let [(_, side)] = &find(&d("psv"), ".0.psv.json")[..] else {
+    let [(_, side)] = &find(&out, &format!(".0.{ext}.json"))[..] else {
         panic!("one sidecar")
     };
     let meta: serde_json::Value = serde_json::from_slice(side).unwrap();
     let positions = meta["positions"].as_array().unwrap();
-    assert_eq!(psv.len(), positions.len() * SIZE);
-    let records = niwatori::records::read_games(&game).unwrap();
-    let outcome = records.games[0].outcome();
-    for (k, (bytes, p)) in psv.chunks_exact(SIZE).zip(positions).enumerate() {
-        let r = PackedSfenValue::from_bytes(bytes.try_into().unwrap());
-        assert_eq!(r.sfen().unwrap(), p["sfen"].as_str().unwrap(), "record {k}");
-        assert_eq!(r.usi_move(), p["game_move"].as_str().unwrap(), "record {k}");
-        assert_eq!(usize::from(r.game_ply), k + 1);
+    assert_eq!(bytes.len(), positions.len() * R::SIZE);
+    let outcome = niwatori::records::read_games(&game).unwrap().games[0].outcome();
+    assert_ne!(outcome, Outcome::Unknown, "a resigned game");
+    for (k, (b, p)) in bytes.chunks_exact(R::SIZE).zip(positions).enumerate() {
+        let r = R::read(b);
+        let sfen = p["sfen"].as_str().unwrap();
+        let board = |s: &str| s.rsplit_once(' ').unwrap().0.to_string();
+        assert_eq!(board(&r.sfen().unwrap()), board(sfen), "record {k}");
+        assert_eq!(r.game_move().to_usi(), p["game_move"].as_str().unwrap());
         let side = if k % 2 == 0 {
-            rsshogi::types::Color::Black
+            Color::BLACK
         } else {
-            rsshogi::types::Color::White
+            Color::WHITE
         };
         let want = match outcome {
-            niwatori::records::Outcome::Win(c) if c == side => 1,
-            niwatori::records::Outcome::Win(_) => -1,
+            Outcome::Win(c) if c == side => 1,
+            Outcome::Win(_) => -1,
             _ => 0,
         };
-        assert_eq!(r.game_result, want, "record {k}");
+        assert_eq!(result(&r, side), want, "record {k}");
     }
-    assert_ne!(
-        outcome,
-        niwatori::records::Outcome::Unknown,
-        "a finished pro game"
-    );
 
     // Their positions here: each record a one-move game, the same rows.
-    let copy = d("their.psv");
-    std::fs::copy(d("psv").join(psv_path), &copy).unwrap();
-    ok(&["extract", "--quiet", "--out", s(&d("from-psv")), s(&copy)]);
-    let mut parts = find(&d("from-psv"), ".svm");
+    let copy = d(&format!("their.{ext}"));
+    std::fs::copy(out.join(path), &copy).unwrap();
+    ok(&[
+        "extract",
+        "--quiet",
+        "--out",
+        s(&d("from-positions")),
+        s(&copy),
+    ]);
+    let mut parts = find(&d("from-positions"), ".svm");
     let index = |p: &Path| -> usize {
         let name = p.file_stem().unwrap().to_str().unwrap();
         name.rsplit('.').next().unwrap().parse().unwrap()
@@ -276,22 +281,96 @@ fn psv_positions_round_trip_through_extract() {
     };
     assert!(
         joined == *want,
-        "rows from the .psv differ from the game's rows"
+        "rows from the .{ext} differ from the game's rows"
     );
 
     // A cut file names what is wrong and keeps the whole records.
-    std::fs::write(&copy, &psv[..SIZE * 3 + 7]).unwrap();
+    std::fs::write(&copy, &bytes[..R::SIZE * 3 + 7]).unwrap();
     let r = niwatori::records::read_games(&copy).unwrap();
     assert_eq!(r.games.len(), 3);
-    assert!(
-        r.problems[0]
-            .message
-            .contains("7 bytes after the last whole 40-byte record")
+    let cut = format!(
+        "7 bytes after the last whole {}-byte {} record",
+        R::SIZE,
+        R::NAME
     );
+    assert!(r.problems[0].message.contains(&cut), "{:?}", r.problems);
     // train refuses positions for rows.
     let e = fails(&["train", "-q", "--out", s(&d("m")), s(&copy)]);
+    assert!(e.contains("not training rows"), "{e}");
+}
+
+#[test]
+fn psv_positions_round_trip_through_extract() {
+    positions_round_trip::<PackedSfenValue>("psv", |r, _| r.game_result);
+}
+
+#[test]
+fn hcpe_positions_round_trip_through_extract() {
+    positions_round_trip::<Hcpe>("hcpe", |r, side| match (r.game_result, side) {
+        (0, _) => 0,
+        (1, Color::BLACK) | (2, Color::WHITE) => 1,
+        _ => -1,
+    });
+}
+
+/// cshogi, an independent reader of both formats, finds in the files
+/// `extract` writes the game's positions, moves, plies and result.
+#[test]
+fn cshogi_reads_what_extract_writes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let pyc = root.join("target/python");
     assert!(
-        e.contains("PackedSfenValue positions, not training rows"),
-        "{e}"
+        pyc.join("cshogi").is_dir(),
+        "cshogi is not installed in {}: `bash scripts/setup.sh` installs it (from PyPI)",
+        pyc.display()
     );
+    let dir = tempfile::tempdir().unwrap();
+    let game = root.join("kifu/wcsc28/utf8_WCSC28_L1_CGP_PAL.csa");
+    for ext in ["hcpe", "psv"] {
+        let out = dir.path().join(ext);
+        ok(&[
+            "extract",
+            "--quiet",
+            "--format",
+            ext,
+            "--out",
+            s(&out),
+            s(&game),
+        ]);
+    }
+    let script = r#"
+import glob, json, sys, numpy as np, cshogi
+d = sys.argv[1]
+h = glob.glob(d + '/hcpe/*.hcpe')[0]; p = glob.glob(d + '/psv/*.psv')[0]
+meta = json.load(open(h + '.json'))['positions']
+hc = np.fromfile(h, dtype=cshogi.HuffmanCodedPosAndEval)
+ps = np.fromfile(p, dtype=cshogi.PackedSfenValue)
+b = cshogi.Board()
+same = 0
+for m, x, y in zip(meta, hc, ps):
+    want = m['sfen'].rsplit(' ', 1)[0]
+    b.set_hcp(x['hcp'])
+    ok = b.sfen().rsplit(' ', 1)[0] == want
+    ok &= cshogi.move_to_usi(b.move_from_move16(int(x['bestMove16']))) == m['game_move']
+    b.set_psfen(y['sfen'])
+    ok &= b.sfen().rsplit(' ', 1)[0] == want and int(y['gamePly']) == m['ply']
+    ok &= cshogi.move_to_usi(b.move_from_psv(int(y['move']))) == m['game_move']
+    # The game ends %TORYO after 138 moves: white won.
+    ok &= int(x['gameResult']) == cshogi.WHITE_WIN
+    ok &= int(y['game_result']) == (1 if b.turn == cshogi.WHITE else -1)
+    same += ok
+print(len(meta), len(hc), len(ps), same)
+"#;
+    let out = Command::new("python3")
+        .env("PYTHONPATH", &pyc)
+        .args(["-c", script, s(dir.path())])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(said.trim(), "138 138 138 138");
 }

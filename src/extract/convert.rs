@@ -84,8 +84,10 @@ pub fn convert(paths: &[PathBuf], out: &Path, to: RowFormat, progress: bool) -> 
     let from_format = match to {
         RowFormat::Text => RowFormat::Bin,
         RowFormat::Bin => RowFormat::Text,
-        RowFormat::Psv => bail!(
-            "psv holds positions, not rows: `niwatori extract --format psv RECORDS` writes it"
+        RowFormat::Psv | RowFormat::Hcpe => bail!(
+            "{} holds positions, not rows: `niwatori extract --format {} RECORDS` writes it",
+            to.name(),
+            to.name()
         ),
     };
     let mut jobs = Vec::new();
@@ -208,7 +210,7 @@ fn convert_file(
         let mut out = match format {
             RowFormat::Bin => Out::Bin(Writer::new(file)?),
             RowFormat::Text => Out::Text(file),
-            RowFormat::Psv => unreachable!("convert refuses psv before this"),
+            RowFormat::Psv | RowFormat::Hcpe => unreachable!("convert refuses positions first"),
         };
         let mut reader = RowReader::open(from, 4 << 20)?;
         let (mut line, mut feats) = (Vec::new(), Vec::new());

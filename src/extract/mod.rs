@@ -33,6 +33,7 @@ use rayon::prelude::*;
 
 use crate::eval::Evaluator;
 use crate::features::{RelationEncoding, SCHEME, SCHEME_VERSION};
+use crate::positions::{hcpe::Hcpe, psv::PackedSfenValue};
 use crate::progress::{Progress, Unit};
 use crate::records::{self, Game, Problem, ProblemKind, RecordsError};
 use crate::rows::{FeaturesAt, LABEL_SCALE, RowFormat, Scheme};
@@ -467,19 +468,9 @@ where
                         r
                     }
                     RowFormat::Psv => {
-                        let winner = match game.outcome() {
-                            records::Outcome::Win(c) => Some(c),
-                            _ => None,
-                        };
-                        let mut sink = siblings::PsvSink {
-                            bytes: std::mem::take(buf),
-                            winner,
-                            unpackable: 0,
-                        };
-                        let r = expand_game(game, sc, options, scratch, &mut sink);
-                        *buf = sink.bytes;
-                        r
+                        expand_positions::<PackedSfenValue, _>(game, sc, options, scratch, buf)
                     }
+                    RowFormat::Hcpe => expand_positions::<Hcpe, _>(game, sc, options, scratch, buf),
                 };
                 let rows = match expanded {
                     Ok(r) => r,
@@ -555,6 +546,39 @@ impl ExtractSummary {
         self.bytes += game.bytes;
         self.nnz += game.nnz;
     }
+}
+
+/// [`expand_game`] into position records of format `R`, in `buf`.
+fn expand_positions<R: crate::positions::PositionRecord, S: SiblingScore + ?Sized>(
+    game: &Game,
+    scorer: &mut S,
+    options: &ExtractOptions,
+    scratch: &mut Scratch,
+    buf: &mut Vec<u8>,
+) -> Result<GameRows, ExpandError> {
+    let winner = match game.outcome() {
+        records::Outcome::Win(c) => Some(c),
+        _ => None,
+    };
+    let mut sink = siblings::PositionSink::<R> {
+        bytes: std::mem::take(buf),
+        winner,
+        unpackable: 0,
+        format: std::marker::PhantomData,
+    };
+    let rows = expand_game(game, scorer, options, scratch, &mut sink);
+    if sink.unpackable > 0 {
+        // Not an error of the record: the format cannot hold such a position.
+        eprintln!(
+            "{} game {}: {} positions left out of the {} file (it holds only positions with both kings)",
+            game.source.display(),
+            game.index + 1,
+            sink.unpackable,
+            R::NAME
+        );
+    }
+    *buf = sink.bytes;
+    rows
 }
 
 fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), ExtractError> {

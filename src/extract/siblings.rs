@@ -115,26 +115,26 @@ pub trait RowSink {
     fn position(&mut self, _pos: &Position, _game_move: Move, _scores: &[i32]) {}
 }
 
-/// YaneuraOu's PackedSfenValue ([`crate::psv`]): one record a position,
-/// its score the best sibling's, its result from the game's ending.
-pub struct PsvSink {
+/// Position records ([`crate::positions`]): one a position, its score the
+/// best sibling's, its result from the game's ending.
+pub struct PositionSink<R> {
     pub bytes: Vec<u8>,
     pub winner: Option<rsshogi::types::Color>,
-    /// Positions PackedSfen cannot hold (left out).
+    /// Positions the format cannot hold (left out).
     pub unpackable: usize,
+    pub format: std::marker::PhantomData<R>,
 }
 
-impl RowSink for PsvSink {
+impl<R: crate::positions::PositionRecord> RowSink for PositionSink<R> {
     const FEATURES: bool = false;
 
     fn row(&mut self, _target: i32, _features: &[(u32, u8)]) {}
 
     fn position(&mut self, pos: &Position, game_move: Move, scores: &[i32]) {
         let best = scores.iter().copied().max().unwrap_or(0);
-        let result = crate::psv::result_for(self.winner, pos.turn());
         let ply = pos.game_ply() as usize;
-        match crate::psv::PackedSfenValue::new(pos, best, game_move, ply, result) {
-            Some(psv) => self.bytes.extend_from_slice(&psv.to_bytes()),
+        match R::new(pos, best, game_move, ply, self.winner) {
+            Some(record) => record.write(&mut self.bytes),
             None => self.unpackable += 1,
         }
     }

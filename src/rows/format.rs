@@ -29,9 +29,11 @@ pub enum RowFormat {
     /// niwatori's compact binary rows (`.bin`).
     Bin,
     /// Not rows but positions: YaneuraOu's PackedSfenValue (`.psv`, see
-    /// [`crate::psv`]), one per expanded position, for other engines'
-    /// learners; `extract` writes it, `train` does not read it.
+    /// [`crate::positions`]), one per expanded position, for other
+    /// engines' learners; `extract` writes it, `train` does not read it.
     Psv,
+    /// Positions as dlshogi's HuffmanCodedPosAndEval (`.hcpe`), as `Psv`.
+    Hcpe,
 }
 
 impl RowFormat {
@@ -41,6 +43,7 @@ impl RowFormat {
             RowFormat::Text => "svm",
             RowFormat::Bin => "bin",
             RowFormat::Psv => "psv",
+            RowFormat::Hcpe => "hcpe",
         }
     }
 
@@ -50,13 +53,14 @@ impl RowFormat {
             "svm" => Some(RowFormat::Text),
             "bin" => Some(RowFormat::Bin),
             "psv" => Some(RowFormat::Psv),
+            "hcpe" => Some(RowFormat::Hcpe),
             _ => None,
         }
     }
 
     /// Whether the format holds training rows (text or bin).
     pub const fn is_rows(self) -> bool {
-        !matches!(self, RowFormat::Psv)
+        matches!(self, RowFormat::Text | RowFormat::Bin)
     }
 
     /// Whether `path` is a rows file by its extension.
@@ -69,6 +73,7 @@ impl RowFormat {
             RowFormat::Text => "text",
             RowFormat::Bin => "bin",
             RowFormat::Psv => "psv",
+            RowFormat::Hcpe => "hcpe",
         }
     }
 }
@@ -106,7 +111,9 @@ impl RowReader {
     pub fn open(path: &Path, text_block: usize) -> Result<Self, RowsError> {
         Ok(match RowFormat::of(path) {
             Some(RowFormat::Bin) => RowReader::Bin(ChunkReader::open(path)?),
-            Some(RowFormat::Psv) => return Err(RowsError::NotRows(path.to_path_buf())),
+            Some(RowFormat::Psv | RowFormat::Hcpe) => {
+                return Err(RowsError::NotRows(path.to_path_buf()));
+            }
             _ => RowReader::Text(BlockReader::open(path, text_block)?),
         })
     }
@@ -156,7 +163,9 @@ impl Block {
 pub fn read_rows(path: &Path) -> Result<Rows, RowsError> {
     Ok(match RowFormat::of(path) {
         Some(RowFormat::Bin) => binary::read_file(path)?,
-        Some(RowFormat::Psv) => return Err(RowsError::NotRows(path.to_path_buf())),
+        Some(RowFormat::Psv | RowFormat::Hcpe) => {
+            return Err(RowsError::NotRows(path.to_path_buf()));
+        }
         _ => libsvm::read_file(path)?,
     })
 }

@@ -10,24 +10,23 @@
 //! | 38 | `game_result` (i8: 1 win, 0 draw, −1 loss, for the side to move) | from the record's ending (0 when it names no winner) |
 //! | 39 | padding (0) | |
 //!
-//! `extract --format psv` writes one record per expanded position, so
-//! niwatori's labels can train other engines' learners; a `.psv` file given
-//! to `extract`, `learn` or `report` is read as one-move games (each
-//! position and its move), so their data trains niwatori.
-//!
 //! ```
-//! use niwatori::psv::PackedSfenValue;
+//! use niwatori::positions::{PositionRecord, psv::PackedSfenValue};
 //! let sfen = "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1";
 //! let pos = rsshogi::board::position_from_sfen(sfen).unwrap();
-//! let psv = PackedSfenValue::new(&pos, 40, "7g7f".parse().unwrap(), 1, 0).unwrap();
-//! let back = PackedSfenValue::from_bytes(&psv.to_bytes());
+//! let psv = PackedSfenValue::new(&pos, 40, "7g7f".parse().unwrap(), 1, None).unwrap();
+//! let mut bytes = Vec::new();
+//! psv.write(&mut bytes);
+//! let back = PackedSfenValue::read(&bytes);
 //! assert_eq!(back, psv);
 //! assert_eq!(back.sfen().unwrap(), sfen);
-//! assert_eq!(back.usi_move(), "7g7f");
+//! assert_eq!(back.game_move().to_usi(), "7g7f");
 //! ```
 
 use rsshogi::board::{PackedSfen, Position};
 use rsshogi::types::{Color, Move};
+
+use super::PositionRecord;
 
 /// Bytes of one record.
 pub const SIZE: usize = 40;
@@ -42,29 +41,39 @@ pub struct PackedSfenValue {
     pub game_result: i8,
 }
 
-impl PackedSfenValue {
-    /// A record of `pos`; `None` for a position PackedSfen cannot hold.
-    pub fn new(pos: &Position, score: i32, mv: Move, ply: usize, result: i8) -> Option<Self> {
+impl PositionRecord for PackedSfenValue {
+    const SIZE: usize = SIZE;
+    const NAME: &'static str = "PackedSfenValue";
+
+    fn new(
+        pos: &Position,
+        score: i32,
+        mv: Move,
+        ply: usize,
+        winner: Option<Color>,
+    ) -> Option<Self> {
         Some(Self {
             packed: pos.try_to_packed_sfen().ok()?,
             score: score.clamp(-32000, 32000) as i16,
             mv: mv.raw(),
             game_ply: u16::try_from(ply).unwrap_or(u16::MAX),
-            game_result: result,
+            game_result: match winner {
+                None => 0,
+                Some(w) if w == pos.turn() => 1,
+                Some(_) => -1,
+            },
         })
     }
 
-    pub fn to_bytes(&self) -> [u8; SIZE] {
-        let mut b = [0u8; SIZE];
-        b[..32].copy_from_slice(self.packed.as_bytes());
-        b[32..34].copy_from_slice(&self.score.to_le_bytes());
-        b[34..36].copy_from_slice(&self.mv.to_le_bytes());
-        b[36..38].copy_from_slice(&self.game_ply.to_le_bytes());
-        b[38] = self.game_result as u8;
-        b
+    fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.packed.as_bytes());
+        out.extend_from_slice(&self.score.to_le_bytes());
+        out.extend_from_slice(&self.mv.to_le_bytes());
+        out.extend_from_slice(&self.game_ply.to_le_bytes());
+        out.extend_from_slice(&[self.game_result as u8, 0]);
     }
 
-    pub fn from_bytes(b: &[u8; SIZE]) -> Self {
+    fn read(b: &[u8]) -> Self {
         let word = |a: usize| [b[a], b[a + 1]];
         Self {
             packed: PackedSfen::from_bytes(b[..32].try_into().expect("32 bytes")),
@@ -75,29 +84,12 @@ impl PackedSfenValue {
         }
     }
 
-    /// The position as SFEN, with its ply.
-    pub fn sfen(&self) -> Result<String, String> {
+    fn sfen(&self) -> Result<String, String> {
         let sfen = Position::sfen_unpack(&self.packed).map_err(|e| e.to_string())?;
-        // sfen_unpack writes ply 0; the record has its own.
-        let ply = self.game_ply.max(1);
-        Ok(match sfen.rsplit_once(' ') {
-            Some((head, _)) => format!("{head} {ply}"),
-            None => sfen,
-        })
+        Ok(super::with_ply(&sfen, self.game_ply))
     }
 
-    /// The move in USI.
-    pub fn usi_move(&self) -> String {
-        Move::from_raw(self.mv).to_usi()
-    }
-}
-
-/// The result for the side to move at `ply` (1-based) of a game won by
-/// `winner` (`None`: a draw or no result), as `game_result` holds it.
-pub fn result_for(winner: Option<Color>, side_to_move: Color) -> i8 {
-    match winner {
-        None => 0,
-        Some(w) if w == side_to_move => 1,
-        Some(_) => -1,
+    fn game_move(&self) -> Move {
+        Move::from_raw(self.mv)
     }
 }
