@@ -49,6 +49,11 @@ pub enum Format {
 }
 
 impl Format {
+    /// Whether the file holds positions (one-move games), not game records.
+    pub const fn is_positions(self) -> bool {
+        matches!(self, Self::Psv | Self::Hcpe)
+    }
+
     /// The format of a file by its extension (`.csa`, `.kif`, `.kifu`,
     /// case-insensitive), or `None` for other files.
     pub fn of(path: &Path) -> Option<Self> {

@@ -344,7 +344,9 @@ where
 
     // output names, checked for clashes before anything is written
     let mut names: HashMap<PathBuf, PathBuf> = HashMap::new();
-    let mut jobs: Vec<(PathBuf, &Game)> = Vec::new();
+    // One output file a game; a position file's one-move games go
+    // POSITIONS_PER_FILE to a file.
+    let mut jobs: Vec<(PathBuf, Vec<&Game>)> = Vec::new();
     let mut seen = crate::records::Duplicates::default();
     let mut duplicates = Vec::new();
     let mut below_rating = 0;
@@ -362,6 +364,8 @@ where
                 name: rel,
             });
         }
+        let grouped = records::Format::of(file).is_some_and(records::Format::is_positions);
+        let first_job = jobs.len();
         for g in games {
             if options.min_rating.is_some_and(|r| !g.rated_at_least(r)) {
                 below_rating += 1;
@@ -375,7 +379,16 @@ where
                 ));
                 continue;
             }
-            jobs.push((output::rows_path(out, &rel, g.index, options.format), g));
+            let this_file = jobs.len() > first_job;
+            match jobs.last_mut() {
+                Some((_, group)) if grouped && this_file && group.len() < POSITIONS_PER_FILE => {
+                    group.push(g)
+                }
+                _ => jobs.push((
+                    output::rows_path(out, &rel, g.index, options.format),
+                    vec![g],
+                )),
+            }
         }
     }
 
@@ -447,7 +460,7 @@ where
 
     let progress = Progress::start(
         "extract",
-        jobs.len() as u64,
+        jobs.iter().map(|(_, g)| g.len() as u64).sum(),
         Unit::Items("games"),
         Some("rows"),
         options.progress,
@@ -456,32 +469,58 @@ where
         .par_iter()
         .map_init(
             || (make_scorer(), Scratch::default(), Vec::new()),
-            |(sc, scratch, buf), (svm, game)| {
+            |(sc, scratch, buf), (svm, games)| {
                 buf.clear();
-                let expanded = match options.format {
-                    RowFormat::Text => expand_game(game, sc, options, scratch, buf),
-                    RowFormat::Bin => {
-                        let mut w = crate::rows::binary::Writer::new(std::mem::take(buf))
-                            .expect("writing to memory");
-                        let r = expand_game(game, sc, options, scratch, &mut w);
-                        *buf = w.finish().expect("writing to memory");
-                        r
+                let mut rows = GameRows::default();
+                let mut add = |r: GameRows| {
+                    for mut p in r.positions {
+                        p.first_row += rows.rows;
+                        p.game_row += rows.rows;
+                        rows.positions.push(p);
                     }
-                    RowFormat::Psv => {
-                        expand_positions::<PackedSfenValue, _>(game, sc, options, scratch, buf)
+                    rows.rows += r.rows;
+                    rows.nnz += r.nnz;
+                };
+                let expanded: Result<(), ExpandError> = (|| {
+                    match options.format {
+                        RowFormat::Text => {
+                            for g in games {
+                                add(expand_game(g, sc, options, scratch, buf)?);
+                            }
+                        }
+                        RowFormat::Bin => {
+                            let mut w = crate::rows::binary::Writer::new(std::mem::take(buf))
+                                .expect("writing to memory");
+                            for g in games {
+                                add(expand_game(g, sc, options, scratch, &mut w)?);
+                            }
+                            *buf = w.finish().expect("writing to memory");
+                        }
+                        RowFormat::Psv => {
+                            for g in games {
+                                add(expand_positions::<PackedSfenValue, _>(
+                                    g, sc, options, scratch, buf,
+                                )?);
+                            }
+                        }
+                        RowFormat::Hcpe => {
+                            for g in games {
+                                add(expand_positions::<Hcpe, _>(g, sc, options, scratch, buf)?);
+                            }
+                        }
                     }
-                    RowFormat::Hcpe => expand_positions::<Hcpe, _>(game, sc, options, scratch, buf),
-                };
-                let rows = match expanded {
-                    Ok(r) => r,
-                    Err(e) => return Ok(Err(e)),
-                };
+                    Ok(())
+                })();
+                if let Err(e) = expanded {
+                    return Ok(Err(e));
+                }
+                let game = games[0];
                 crate::atomic::write_atomic(svm, &buf[..]).map_err(io_err(svm))?;
                 let gm = GameMeta {
                     scheme: scheme.clone(),
                     source: game.source.display().to_string(),
                     game_index: game.index,
-                    truncated: game.truncated,
+                    truncated: games.iter().any(|g| g.truncated),
                     rows: rows.rows,
                     bytes: buf.len() as u64,
                     nnz: rows.nnz,
@@ -489,14 +528,15 @@ where
                 };
                 let side = output::sidecar_path(svm);
                 write_json(&side, &gm)?;
-                progress.inc(1, gm.rows as u64);
+                progress.inc(games.len() as u64, gm.rows as u64);
                 Ok(Ok(gm))
             },
         )
         .collect();
     progress.finish();
 
-    for (r, (_, game)) in results.into_iter().zip(&jobs) {
+    for (r, (_, games)) in results.into_iter().zip(&jobs) {
+        let game = games[0];
         match r? {
             Ok(gm) => summary.add(&gm),
             Err(e) => {
@@ -547,6 +587,10 @@ impl ExtractSummary {
         self.nnz += game.nnz;
     }
 }
+
+/// One-move games of a position file (`.psv`, `.hcpe`) that go to one
+/// output file: a learner's data set holds millions.
+pub const POSITIONS_PER_FILE: usize = 4096;
 
 /// [`expand_game`] into position records of format `R`, in `buf`.
 fn expand_positions<R: crate::positions::PositionRecord, S: SiblingScore + ?Sized>(
