@@ -247,7 +247,7 @@ fn directories_are_scanned_recursively_for_record_files_only() {
     let err = find_record_files(&[root.join("README.md")]).unwrap_err();
     assert!(
         err.to_string()
-            .ends_with("README.md: not a record file (expected .csa, .kif, .kifu or .psv)")
+            .ends_with("README.md: not a record file (expected .csa, .kif, .kifu, .psv or .hcpe)")
     );
     let err = find_record_files(&[root.join("missing")]).unwrap_err();
     assert!(err.to_string().contains("kifu/missing: "));
