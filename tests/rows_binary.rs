@@ -27,6 +27,19 @@ fn fails(args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// `niwatori extract --format EXT --out OUT GAME` (positions).
+fn extract_positions(ext: &str, out: &Path, game: &Path) {
+    ok(&[
+        "extract",
+        "--quiet",
+        "--format",
+        ext,
+        "--out",
+        s(out),
+        s(game),
+    ]);
+}
+
 /// `niwatori convert --to TO --out OUT FROM`.
 fn convert<'a>(to: &'a str, out: &'a Path, from: &'a Path) -> [&'a str; 7] {
     ["convert", "--quiet", "--to", to, "--out", s(out), s(from)]
@@ -212,15 +225,7 @@ fn positions_round_trip<R: PositionRecord>(ext: &str, result: fn(&R, Color) -> i
     // A game that ends in %TORYO: the results are known.
     let game = Path::new(env!("CARGO_MANIFEST_DIR")).join("kifu/wcsc28/utf8_WCSC28_L1_CGP_PAL.csa");
     let out = d("positions");
-    ok(&[
-        "extract",
-        "--quiet",
-        "--format",
-        ext,
-        "--out",
-        s(&out),
-        s(&game),
-    ]);
+    extract_positions(ext, &out, &game);
     ok(&["extract", "--quiet", "--out", s(&d("rows")), s(&game)]);
     let find = |dir: &Path, end: &str| {
         files(dir)
@@ -336,15 +341,7 @@ fn cshogi_reads_what_extract_writes() {
     let game = root.join("kifu/wcsc28/utf8_WCSC28_L1_CGP_PAL.csa");
     for ext in ["hcpe", "psv"] {
         let out = dir.path().join(ext);
-        ok(&[
-            "extract",
-            "--quiet",
-            "--format",
-            ext,
-            "--out",
-            s(&out),
-            s(&game),
-        ]);
+        extract_positions(ext, &out, &game);
     }
     let script = r#"
 import glob, json, sys, numpy as np, cshogi
