@@ -493,24 +493,26 @@ pub fn totals(path: &Path) -> Result<(u64, u64), BinError> {
     Ok((word(16), word(24)))
 }
 
-/// Where decoding a chunk failed: the row (0-based within the chunk).
+/// Why decoding a chunk failed.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ChunkError {
-    pub row: Option<u32>,
-    pub error: Option<RowError>,
+pub enum ChunkError {
+    /// The payload is not what was written.
+    Checksum,
+    /// A row (0-based within the chunk) is malformed.
+    Row { row: u32, error: RowError },
 }
 
 impl Chunk {
     /// The error for `path` that `e` (from [`Chunk::decode`]) stands for.
     pub fn error(&self, path: &Path, e: ChunkError) -> BinError {
-        match (e.row, e.error) {
-            (Some(row), Some(error)) => BinError::Row {
+        match e {
+            ChunkError::Row { row, error } => BinError::Row {
                 path: path.to_path_buf(),
                 row: self.rows_before + u64::from(row) + 1,
                 offset: self.offset,
                 error,
             },
-            _ => BinError::Chunk {
+            ChunkError::Checksum => BinError::Chunk {
                 path: path.to_path_buf(),
                 offset: self.offset,
                 what: "checksum mismatch (the file is damaged)".into(),
@@ -522,10 +524,7 @@ impl Chunk {
     /// non-zeros. On error `rows` may hold some of the chunk's rows.
     pub fn decode(&self, rows: &mut Rows) -> Result<u64, ChunkError> {
         if fnv1a(FNV_OFFSET, &self.payload) != self.hash {
-            return Err(ChunkError {
-                row: None,
-                error: None,
-            });
+            return Err(ChunkError::Checksum);
         }
         let mut cursor = Cursor {
             bytes: &self.payload,
@@ -536,10 +535,7 @@ impl Chunk {
         let mut current: Vec<(u32, u8)> = Vec::with_capacity(256);
         let mut nnz = 0u64;
         for r in 0..self.rows {
-            let at_row = |error| ChunkError {
-                row: Some(r),
-                error: Some(error),
-            };
+            let at_row = |error| ChunkError::Row { row: r, error };
             decode_row(&mut cursor, &previous, &mut current).map_err(at_row)?;
             let cp = unzigzag(cursor.label);
             let cp = i32::try_from(cp).map_err(|_| at_row(RowError::LabelRange(cp)))?;
@@ -558,9 +554,9 @@ impl Chunk {
         }
         let left = self.payload.len() - cursor.at;
         if left > 0 {
-            return Err(ChunkError {
-                row: Some(self.rows - 1),
-                error: Some(RowError::Leftover(left)),
+            return Err(ChunkError::Row {
+                row: self.rows - 1,
+                error: RowError::Leftover(left),
             });
         }
         Ok(nnz)
