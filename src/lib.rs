@@ -80,6 +80,7 @@ pub mod opening;
 pub mod perft;
 pub mod play;
 pub mod plot;
+pub mod policy;
 pub mod positions;
 pub mod progress;
 pub mod random;
