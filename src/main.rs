@@ -41,6 +41,9 @@ enum Command {
     Convert(niwatori::extract::convert::ConvertArgs),
     /// Fit evaluation weights (L2-loss SVR, LIBLINEAR -s 11) from libsvm feature files.
     Train(niwatori::train::cli::TrainArgs),
+    /// Move policy: `policy train` fits a linear softmax policy to game moves.
+    #[command(subcommand)]
+    Policy(niwatori::policy::cli::PolicyCommand),
     /// Compare our linear SVR with a Gaussian-kernel SVR on a small sample.
     Diagnose(niwatori::train::diagnose::DiagnoseArgs),
 }
@@ -84,6 +87,7 @@ fn main() -> Result<()> {
         Some(Command::Convert(args)) => niwatori::extract::convert::run(args)?,
         Some(Command::Train(args)) => niwatori::train::cli::run(args)?,
         Some(Command::Diagnose(args)) => niwatori::train::diagnose::run(args)?,
+        Some(Command::Policy(command)) => niwatori::policy::cli::run(command)?,
         Some(Command::Learn(args)) => niwatori::learn::run(args)?,
         Some(Command::Report(args)) => niwatori::report::cli::run(args)?,
         Some(Command::Usi) | None => niwatori::usi::run(),

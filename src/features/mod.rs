@@ -186,8 +186,9 @@ fn slide(occ: Bitboard, attacks: impl Fn(Bitboard) -> Bitboard) -> (Bitboard, Bi
     (direct, beyond & !direct & occ)
 }
 
+/// What `piece` on `sq` attacks directly, and through one piece (sliders).
 #[inline]
-fn piece_attacks(piece: Piece, sq: Square, occ: Bitboard) -> (Bitboard, Bitboard) {
+pub(crate) fn piece_attacks(piece: Piece, sq: Square, occ: Bitboard) -> (Bitboard, Bitboard) {
     let c = piece.color().to_index();
     let i = sq.to_index();
     match piece.piece_type().raw() {

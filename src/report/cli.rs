@@ -6,9 +6,10 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::{Report, SiblingValue};
+use super::{PolicyReport, Report, SiblingValue};
 use crate::corpus::{split_files, split_games};
 use crate::eval::Learned;
+use crate::policy::PolicyModel;
 
 /// Arguments of `niwatori report`.
 #[derive(Args, Debug, Clone)]
@@ -19,6 +20,10 @@ pub struct ReportArgs {
     /// The learned model (LIBLINEAR format with its .json sidecar).
     #[arg(long)]
     pub model: Option<PathBuf>,
+    /// A move policy (`niwatori policy train`): its top-1/top-3 on the same
+    /// games, under the JSON key `policy`. Without `--model`, the policy alone.
+    #[arg(long)]
+    pub policy: Option<PathBuf>,
     /// 1: rank siblings by their value; more: the search's best move.
     #[arg(long, default_value_t = 1)]
     pub depth: u32,
@@ -68,7 +73,20 @@ pub fn run(args: ReportArgs) -> Result<()> {
         return Ok(());
     }
     crate::extract::check_sample(args.sample)?;
-    let model_path = args.model.as_ref().context("--model is required")?;
+    let policy = match &args.policy {
+        Some(path) => Some(PolicyModel::load(path)?.0),
+        None => None,
+    };
+    let (model_path, policy) = match (&args.model, policy) {
+        (Some(m), policy) => (m, policy),
+        (None, Some(policy)) => {
+            let (train, held) = split_games(&args.kifu, args.holdout, args.seed, args.min_rating)?;
+            let report = PolicyReport::build(&train, &held, &policy);
+            report.print();
+            return write_json(args.json.as_deref(), &report);
+        }
+        (None, None) => anyhow::bail!("--model or --policy is required"),
+    };
     let model = Arc::new(Learned::load(model_path)?);
     let (train, held) = split_games(&args.kifu, args.holdout, args.seed, args.min_rating)?;
     let siblings = args.siblings.unwrap_or(SiblingValue::for_model(&model));
@@ -81,12 +99,23 @@ pub fn run(args: ReportArgs) -> Result<()> {
         args.sample,
         args.rows.as_deref(),
     )?;
+    let report = Report {
+        policy: policy.map(|p| {
+            let games = if held.is_empty() { &train } else { &held };
+            super::policy_agreement(games, &p).summary(true)
+        }),
+        ..report
+    };
     report.print();
     if let Some(path) = &args.plot {
         report.plot(path)?;
     }
-    if let Some(path) = &args.json {
-        crate::atomic::write_atomic(path, serde_json::to_string_pretty(&report)?.as_bytes())
+    write_json(args.json.as_deref(), &report)
+}
+
+fn write_json(path: Option<&std::path::Path>, report: &impl serde::Serialize) -> Result<()> {
+    if let Some(path) = path {
+        crate::atomic::write_atomic(path, serde_json::to_string_pretty(report)?.as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())

@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::eval::{Evaluator, Learned, Material};
 use crate::extract::PositionSample;
+use crate::policy::PolicyModel;
 use crate::progress::{Progress, Unit};
 use crate::records::Game;
 use crate::search::{Control, Limits, SiblingSearch, think};
@@ -362,6 +363,109 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub regression: Option<Regression>,
     pub siblings: SiblingValue,
+    /// A move policy's agreement on the same games (`report --policy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<AgreementSummary>,
+}
+
+/// A move policy's agreement on the evaluation games and on the training
+/// games (`report --policy` without `--model`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PolicyReport {
+    pub evaluated_on: String,
+    pub games: ReportGames,
+    pub policy: AgreementSummary,
+    pub policy_on_training_games: AgreementSummary,
+}
+
+impl PolicyReport {
+    /// Measures `policy` on `held` (or `train` if nothing is held out) and
+    /// on `train`.
+    pub fn build(train: &[Game], held: &[Game], policy: &PolicyModel) -> PolicyReport {
+        let eval_games = if held.is_empty() { train } else { held };
+        PolicyReport {
+            evaluated_on: evaluated_on(held),
+            games: ReportGames {
+                held_out: held.len(),
+                train: train.len(),
+                train_sampled: train.len(),
+            },
+            policy: policy_agreement(eval_games, policy).summary(true),
+            policy_on_training_games: policy_agreement(train, policy).summary(true),
+        }
+    }
+
+    pub fn print(&self) {
+        println!(
+            "next-move agreement of the policy on {} ({} training games, {} held out)",
+            self.evaluated_on, self.games.train, self.games.held_out
+        );
+        print_agreements(&[
+            ("policy", &self.policy),
+            ("policy_on_training_games", &self.policy_on_training_games),
+        ]);
+    }
+}
+
+fn evaluated_on(held: &[Game]) -> String {
+    if held.is_empty() {
+        "training games (nothing held out)"
+    } else {
+        "held-out games"
+    }
+    .into()
+}
+
+/// Agreement of a move policy with the moves of `games`: its top-scored
+/// moves against the game move, ties shared as for evaluations.
+pub fn policy_agreement(games: &[Game], policy: &PolicyModel) -> Agreement {
+    games
+        .par_iter()
+        .map(|game| {
+            let mut out = Agreement::default();
+            let mut pos = game.start_position();
+            let mut moves = Move32List::new();
+            for (ply, played) in game.moves32().into_iter().enumerate() {
+                moves.clear();
+                generate_legal_all_move32(&pos, &mut moves);
+                if let Some(g) =
+                    crate::policy::features::index_of(moves.as_slice(), played.to_move())
+                {
+                    let scores: Vec<f64> = policy
+                        .scores(&pos, moves.as_slice())
+                        .into_iter()
+                        .map(f64::from)
+                        .collect();
+                    out.add_position(ply as u32 + 1, credit(&scores, g, 1), credit(&scores, g, 3));
+                }
+                pos.apply_move32(played);
+            }
+            out
+        })
+        .reduce(Agreement::default, Agreement::merge)
+}
+
+/// The agreement table's rows.
+fn print_agreements(rows: &[(&str, &AgreementSummary)]) {
+    let pct = |v: Option<f64>| v.map_or("   -  ".into(), |x| format!("{:5.1}%", 100.0 * x));
+    println!(
+        "{:<28} {:>9} {:>7} {:>7}   by phase (top-1)",
+        "evaluation", "positions", "top-1", "top-3"
+    );
+    for (key, e) in rows {
+        let phases: Vec<String> = PHASES
+            .iter()
+            .map(|(p, _, _)| format!("{p} {}", pct(e.by_phase.get(*p).map(|s| s.top1))))
+            .collect();
+        println!(
+            "{:<28} {:>9} {:>7} {:>7}   {}",
+            key,
+            e.positions,
+            pct(Some(e.top1)),
+            pct(e.top3),
+            phases.join("  ")
+        );
+    }
 }
 
 impl Report {
@@ -415,12 +519,7 @@ impl Report {
         };
         Ok(Report {
             depth,
-            evaluated_on: if held.is_empty() {
-                "training games (nothing held out)"
-            } else {
-                "held-out games"
-            }
-            .into(),
+            evaluated_on: evaluated_on(held),
             games: ReportGames {
                 held_out: held.len(),
                 train: train.len(),
@@ -436,12 +535,12 @@ impl Report {
             positions_sampled: sample,
             regression,
             siblings,
+            policy: None,
         })
     }
 
     /// Prints the agreement table.
     pub fn print(&self) {
-        let pct = |v: Option<f64>| v.map_or("   -  ".into(), |x| format!("{:5.1}%", 100.0 * x));
         let siblings = if self.depth == 1 {
             format!(" (siblings valued: {})", self.siblings.as_str())
         } else {
@@ -459,24 +558,11 @@ impl Report {
             "next-move agreement at depth {}{siblings} on {}{sampled} ({} training games, {} held out)",
             self.depth, self.evaluated_on, self.games.train, self.games.held_out
         );
-        println!(
-            "{:<28} {:>9} {:>7} {:>7}   by phase (top-1)",
-            "evaluation", "positions", "top-1", "top-3"
-        );
-        for (key, e) in self.evaluations() {
-            let phases: Vec<String> = PHASES
-                .iter()
-                .map(|(p, _, _)| format!("{p} {}", pct(e.by_phase.get(*p).map(|s| s.top1))))
-                .collect();
-            println!(
-                "{:<28} {:>9} {:>7} {:>7}   {}",
-                key,
-                e.positions,
-                pct(Some(e.top1)),
-                pct(e.top3),
-                phases.join("  ")
-            );
+        let mut rows = self.evaluations().to_vec();
+        if let Some(p) = &self.policy {
+            rows.push(("policy", p));
         }
+        print_agreements(&rows);
         if let Some(r) = &self.regression {
             println!(
                 "held-out rows: {}  RMSE {:.1} cp  R² {:.3}  (least-squares fit of the same rows: RMSE {:.1} cp)",

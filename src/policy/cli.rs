@@ -1,0 +1,143 @@
+//! `niwatori policy train`: a move policy from game records.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+
+use super::model::PolicyMeta;
+use super::train::{PolicyData, PolicySettings, train};
+use crate::corpus::{is_held_out, rated_at_least, read_all_games, split_files};
+use crate::progress::{Progress, Unit};
+use crate::records::find_record_files;
+
+/// `niwatori policy ...`.
+#[derive(Subcommand, Debug, Clone)]
+pub enum PolicyCommand {
+    /// Fit a linear softmax policy to the game moves of records.
+    Train(PolicyTrainArgs),
+}
+
+/// Arguments of `niwatori policy train`.
+#[derive(Args, Debug, Clone)]
+pub struct PolicyTrainArgs {
+    /// Folder of game records (CSA, KIF, .psv, .hcpe).
+    #[arg(long, default_value = "kifu")]
+    pub kifu: PathBuf,
+    /// More record folders to train on, wholly (never held out or used for
+    /// validation): generated games, say. Beware of games that share
+    /// openings with the held-out ones.
+    #[arg(long, value_name = "DIR")]
+    pub extra: Vec<PathBuf>,
+    /// The model file to write (and `MODEL.json`, `MODEL.state`).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Fraction of record files held out for `report` (as `learn` and
+    /// `report` split them: same fraction and seed, same files).
+    #[arg(long, default_value_t = 0.1)]
+    pub holdout: f64,
+    /// Seed of the held-out split and of the training order.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Fraction of the training files that choose the epoch kept (never
+    /// the held-out ones).
+    #[arg(long, default_value_t = 0.1)]
+    pub validation: f64,
+    /// Passes over the training positions.
+    #[arg(long, default_value_t = PolicySettings::default().epochs)]
+    pub epochs: u32,
+    /// AdaGrad step size.
+    #[arg(long, default_value_t = PolicySettings::default().eta)]
+    pub eta: f64,
+    /// L2 penalty.
+    #[arg(long, default_value_t = PolicySettings::default().lambda)]
+    pub lambda: f64,
+    /// Only games whose players are both rated at least R.
+    #[arg(long, value_name = "R")]
+    pub min_rating: Option<f64>,
+    /// No progress output.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Runs `niwatori policy ...`.
+pub fn run(command: PolicyCommand) -> Result<()> {
+    match command {
+        PolicyCommand::Train(args) => run_train(&args),
+    }
+}
+
+/// The training files split into (fitting, validation).
+pub fn validation_split(
+    kifu: &Path,
+    holdout: f64,
+    seed: u64,
+    validation: f64,
+) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+    anyhow::ensure!(
+        (0.0..1.0).contains(&validation),
+        "--validation {validation} is not in 0..1"
+    );
+    let (train, _) = split_files(kifu, holdout, seed)?;
+    Ok(train
+        .into_iter()
+        .partition(|f| !is_held_out(f.strip_prefix(kifu).unwrap_or(f), validation, !seed)))
+}
+
+fn run_train(args: &PolicyTrainArgs) -> Result<()> {
+    let settings = PolicySettings {
+        epochs: args.epochs,
+        eta: args.eta,
+        lambda: args.lambda,
+        seed: args.seed,
+    };
+    settings.check()?;
+    let (fit_files, validation_files) =
+        validation_split(&args.kifu, args.holdout, args.seed, args.validation)?;
+    let mut fit_files = fit_files;
+    if !args.extra.is_empty() {
+        fit_files.extend(find_record_files(&args.extra).context("listing --extra records")?);
+    }
+    let fit_games = rated_at_least(read_all_games(&fit_files), args.min_rating);
+    let validation_games = rated_at_least(read_all_games(&validation_files), args.min_rating);
+    anyhow::ensure!(
+        !fit_games.is_empty(),
+        "{}: no training games",
+        args.kifu.display()
+    );
+    let total = (fit_games.len() + validation_games.len()) as u64;
+    let progress = Progress::start(
+        "features",
+        total,
+        Unit::Items("games"),
+        Some("positions"),
+        !args.quiet,
+    );
+    let fit = PolicyData::from_games(&fit_games, &progress);
+    let validation = PolicyData::from_games(&validation_games, &progress);
+    progress.finish();
+    eprintln!(
+        "policy: {} training games ({} positions), {} validation games ({} positions)",
+        fit_games.len(),
+        fit.positions(),
+        validation_games.len(),
+        validation.positions()
+    );
+    let meta = PolicyMeta {
+        features_version: super::features::VERSION,
+        features: super::features::COUNT,
+        settings,
+        kifu: args.kifu.clone(),
+        extra: args.extra.clone(),
+        train_games: fit_games.len(),
+        train_positions: fit.positions(),
+        validation_games: validation_games.len(),
+        validation_positions: validation.positions(),
+        best_epoch: 0,
+        history: Vec::new(),
+    };
+    train(&fit, &validation, meta, &args.out, args.quiet)
+        .with_context(|| format!("training {}", args.out.display()))?;
+    eprintln!("policy: wrote {}", args.out.display());
+    Ok(())
+}

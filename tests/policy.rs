@@ -1,0 +1,184 @@
+//! The move policy's claims: trained on real games it predicts held-out
+//! game moves far better than chance, its report counts every position, a
+//! resumed training gives the model an uninterrupted one gives, and a
+//! resume with other settings is refused.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A folder of the first `n` WCSC28 games (links).
+fn games(dir: &Path, n: usize) -> PathBuf {
+    let src = common::shared("kifu/wcsc28");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&src)
+        .unwrap_or_else(|e| panic!("{}: {e} (see ../shared/README.md)", src.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "csa"))
+        .collect();
+    files.sort();
+    let kifu = dir.join("kifu");
+    std::fs::create_dir_all(&kifu).unwrap();
+    for f in files.iter().take(n) {
+        std::os::unix::fs::symlink(f, kifu.join(f.file_name().unwrap())).unwrap();
+    }
+    kifu
+}
+
+fn niwatori(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_niwatori"))
+        .args(args)
+        .output()
+        .expect("niwatori runs")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = niwatori(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn a_policy_trained_on_real_games_predicts_held_out_moves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let kifu = games(tmp.path(), 60);
+    let k = kifu.to_str().unwrap();
+    let model = tmp.path().join("p.policy");
+    let m = model.to_str().unwrap();
+    ok(&[
+        "policy",
+        "train",
+        "--kifu",
+        k,
+        "--out",
+        m,
+        "--epochs",
+        "3",
+        "--holdout",
+        "0.2",
+        "--quiet",
+    ]);
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("p.policy.json")).unwrap()).unwrap();
+    assert_eq!(meta["history"].as_array().unwrap().len(), 3);
+    let json = tmp.path().join("report.json");
+    ok(&[
+        "report",
+        "--kifu",
+        k,
+        "--policy",
+        m,
+        "--holdout",
+        "0.2",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let policy = &report["policy"];
+
+    // every move of every held-out game is one position
+    let (_, held) = niwatori::corpus::split_games(&kifu, 0.2, 1, None).unwrap();
+    assert!(held.len() >= 5, "{} held-out games", held.len());
+    let moves: usize = held.iter().map(|g| g.moves.len()).sum();
+    assert_eq!(policy["positions"].as_u64().unwrap() as usize, moves);
+    let phases: u64 = policy["by_phase"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|p| p["positions"].as_u64().unwrap())
+        .sum();
+    assert_eq!(phases as usize, moves);
+
+    // chance is one move in ~80; 48 training games already give far more
+    let (top1, top3) = (
+        policy["top1"].as_f64().unwrap(),
+        policy["top3"].as_f64().unwrap(),
+    );
+    assert!(
+        top1 > 0.15 && top3 > top1 + 0.1,
+        "top-1 {top1}, top-3 {top3}"
+    );
+}
+
+#[test]
+fn a_resumed_training_gives_the_uninterrupted_model_and_other_settings_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let kifu = games(tmp.path(), 12);
+    let k = kifu.to_str().unwrap();
+    let (whole, parts) = (
+        tmp.path().join("whole.policy"),
+        tmp.path().join("parts.policy"),
+    );
+    ok(&[
+        "policy",
+        "train",
+        "--kifu",
+        k,
+        "--out",
+        whole.to_str().unwrap(),
+        "--epochs",
+        "3",
+        "--quiet",
+    ]);
+    ok(&[
+        "policy",
+        "train",
+        "--kifu",
+        k,
+        "--out",
+        parts.to_str().unwrap(),
+        "--epochs",
+        "2",
+        "--quiet",
+    ]);
+    ok(&[
+        "policy",
+        "train",
+        "--kifu",
+        k,
+        "--out",
+        parts.to_str().unwrap(),
+        "--epochs",
+        "3",
+        "--quiet",
+    ]);
+    assert_eq!(
+        std::fs::read(&whole).unwrap(),
+        std::fs::read(&parts).unwrap()
+    );
+
+    let out = niwatori(&[
+        "policy",
+        "train",
+        "--kifu",
+        k,
+        "--out",
+        parts.to_str().unwrap(),
+        "--epochs",
+        "4",
+        "--eta",
+        "0.3",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("parts.policy.state was made with other settings or data"),
+        "{err}"
+    );
+
+    // a damaged model file names its line
+    let text = std::fs::read_to_string(&whole)
+        .unwrap()
+        .replacen('\n', "\nnot-a-number\n", 1);
+    std::fs::write(&whole, text).unwrap();
+    let out = niwatori(&["report", "--kifu", k, "--policy", whole.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("whole.policy:2: \"not-a-number\" is not a weight"),
+        "{err}"
+    );
+}
