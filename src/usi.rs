@@ -13,6 +13,7 @@ use rsshogi::types::{EnteringKingRule, Move32};
 
 use crate::eval::{AntiInaniwa, EvalSpec, Evaluator, Learned, Material, Noisy, inaniwa};
 use crate::opening::random_move;
+use crate::policy::PolicyModel;
 use crate::random::Rng;
 use crate::search::mate::{self, MateAnswer};
 use crate::search::{Control, Info, Limits, SearchMemory, SearchOptions, score, think_with};
@@ -36,6 +37,8 @@ pub struct Options {
     pub threads: usize,
     pub eval: String,
     pub eval_file: String,
+    /// A move policy ordering quiet moves (`niwatori policy train`); empty: none.
+    pub policy_file: String,
     pub eval_noise: i32,
     pub random_opening_ply: u32,
     pub anti_inaniwa: bool,
@@ -49,6 +52,7 @@ impl Default for Options {
             threads: 1,
             eval: "material".into(),
             eval_file: String::new(),
+            policy_file: String::new(),
             eval_noise: 0,
             random_opening_ply: 0,
             anti_inaniwa: true,
@@ -77,6 +81,7 @@ impl Options {
             ),
             format!("option name Eval type combo default {}{evals}", d.eval),
             "option name EvalFile type string default <empty>".into(),
+            "option name PolicyFile type string default <empty>".into(),
             "option name EvalNoise type spin default 0 min 0 max 1000".into(),
             "option name RandomOpeningPly type spin default 0 min 0 max 100".into(),
             "option name AntiInaniwa type check default true".into(),
@@ -125,6 +130,13 @@ impl Options {
             }
             "EvalFile" => {
                 self.eval_file = if value == "<empty>" {
+                    String::new()
+                } else {
+                    value.to_string()
+                }
+            }
+            "PolicyFile" => {
+                self.policy_file = if value == "<empty>" {
                     String::new()
                 } else {
                     value.to_string()
@@ -267,6 +279,8 @@ pub struct Engine {
     tt_mb: usize,
     eval: Arc<dyn Evaluator>,
     loaded_model: Option<(String, Arc<Learned>)>,
+    /// The `PolicyFile` loaded, and from which path.
+    policy: Option<(String, Arc<PolicyModel>)>,
     position: Position,
     from_start: bool,
     moves_played: usize,
@@ -292,6 +306,7 @@ impl Engine {
             tt_mb: options.hash_mb,
             eval: Arc::new(Material),
             loaded_model: None,
+            policy: None,
             options,
             position,
             from_start: true,
@@ -413,6 +428,17 @@ impl Engine {
                 }
             }
         }
+        match self.options.policy_file.as_str() {
+            "" => self.policy = None,
+            path if self.policy.as_ref().is_some_and(|(p, _)| p == path) => {}
+            path => match PolicyModel::load(std::path::Path::new(path)) {
+                Ok((model, _)) => self.policy = Some((path.to_string(), Arc::new(model))),
+                Err(e) => {
+                    self.policy = None;
+                    errors.push(format!("PolicyFile: {e:#}; searching without a policy"));
+                }
+            },
+        }
         match base_evaluator(&self.options, &mut self.loaded_model) {
             Ok(eval) => self.eval = eval,
             Err(e) => {
@@ -466,6 +492,7 @@ impl Engine {
             threads: self.options.threads,
             move_overhead_ms: self.options.move_overhead_ms,
             memory: Some(self.memory.clone()),
+            policy: self.policy.as_ref().map(|(_, p)| p.clone()),
         };
         let handle = std::thread::Builder::new()
             .name("search".into())

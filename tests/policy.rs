@@ -182,3 +182,95 @@ fn a_resumed_training_gives_the_uninterrupted_model_and_other_settings_are_refus
         "{err}"
     );
 }
+
+/// A policy trained on the first 60 WCSC28 games, written to `dir`.
+fn trained_policy(dir: &Path) -> niwatori::policy::PolicyModel {
+    let kifu = games(dir, 60);
+    let model = dir.join("search.policy");
+    ok(&[
+        "policy",
+        "train",
+        "--kifu",
+        kifu.to_str().unwrap(),
+        "--out",
+        model.to_str().unwrap(),
+        "--epochs",
+        "3",
+        "--quiet",
+    ]);
+    niwatori::policy::PolicyModel::load(&model).unwrap().0
+}
+
+#[test]
+fn ordering_by_the_policy_searches_fewer_nodes_and_still_finds_mates() {
+    use niwatori::bench::{BenchConfig, run};
+    use niwatori::search::score::mate_in;
+    use niwatori::search::{Control, Limits, SearchOptions, think_with};
+    use std::sync::Arc;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let policy = Arc::new(trained_policy(tmp.path()));
+    let eval = niwatori::eval::Material;
+    let plain = run(&eval, &BenchConfig::default(), false);
+    let with = run(
+        &eval,
+        &BenchConfig {
+            policy: Some(policy.clone()),
+            ..BenchConfig::default()
+        },
+        false,
+    );
+    assert_eq!(plain.nodes, 937_534, "the bench signature without a policy");
+    assert!(
+        (with.nodes as f64) < 0.85 * plain.nodes as f64,
+        "bench depth 9: {} nodes with the policy, {} without",
+        with.nodes,
+        plain.nodes
+    );
+
+    let options = SearchOptions {
+        policy: Some(policy),
+        ..SearchOptions::default()
+    };
+    for (sfen, answer, _) in common::mate_problems(3).iter().take(100) {
+        let pos = rsshogi::board::position_from_sfen(sfen).unwrap();
+        let tt = niwatori::tt::TranspositionTable::new(16);
+        let result = think_with(
+            &pos,
+            &eval,
+            &tt,
+            &Limits::depth(7),
+            &options,
+            &Control::new(),
+            &mut |_| {},
+        );
+        assert_eq!(result.score, mate_in(3), "{sfen} (answer {answer:?})");
+        let mut p = pos.clone();
+        for mv in &result.pv {
+            assert!(
+                p.is_legal_move32(*mv),
+                "{sfen}: illegal pv move {}",
+                mv.to_usi()
+            );
+            p.apply_move32(*mv);
+        }
+        assert!(p.is_mated(), "{sfen}: pv does not end in mate");
+    }
+}
+
+#[test]
+fn a_bad_policy_file_is_named_at_isready() {
+    let mut usi = common::UsiProcess::start();
+    usi.send("usi");
+    usi.until("usiok", std::time::Duration::from_secs(10));
+    usi.send("setoption name PolicyFile value /nonexistent/p.policy");
+    usi.send("isready");
+    let lines = usi.until("readyok", std::time::Duration::from_secs(10));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("PolicyFile") && l.contains("/nonexistent/p.policy")),
+        "{lines:?}"
+    );
+    usi.quit();
+}

@@ -62,6 +62,10 @@ pub struct SearchBenchArgs {
     /// both with the ratios (medians of --runs runs).
     #[arg(long)]
     pub baseline: Option<String>,
+    /// Order quiet moves by this move policy (`niwatori policy train`); with
+    /// --baseline, the baseline runs without it.
+    #[arg(long)]
+    pub policy: Option<std::path::PathBuf>,
     /// Runs of each evaluation with --baseline.
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
@@ -86,6 +90,10 @@ fn run_search(args: SearchBenchArgs) -> Result<()> {
         movetime_ms: args.movetime,
         threads: args.threads,
         hash_mb: args.hash,
+        policy: match &args.policy {
+            Some(p) => Some(std::sync::Arc::new(crate::policy::PolicyModel::load(p)?.0)),
+            None => None,
+        },
     };
     if let Some(baseline_spec) = args.baseline {
         let baseline = crate::eval::from_spec(&baseline_spec)?;
@@ -98,7 +106,11 @@ fn run_search(args: SearchBenchArgs) -> Result<()> {
             "{:<12} {:>12} {:>10} {:>12}",
             "", "nodes", "time ms", "nodes/s"
         );
-        for (name, r) in [(eval.name(), &c.eval), (baseline.name(), &c.baseline)] {
+        let ours = match &args.policy {
+            Some(_) => format!("{}+policy", eval.name()),
+            None => eval.name().to_string(),
+        };
+        for (name, r) in [(ours.as_str(), &c.eval), (baseline.name(), &c.baseline)] {
             println!(
                 "{:<12} {:>12} {:>10.0} {:>12.0}",
                 name,

@@ -7,7 +7,10 @@ use std::time::Instant;
 use rsshogi::board::position_from_sfen;
 
 use crate::eval::Evaluator;
-use crate::search::{Control, Limits, think};
+use std::sync::Arc;
+
+use crate::policy::PolicyModel;
+use crate::search::{Control, Limits, SearchOptions, think_with};
 use crate::tt::TranspositionTable;
 
 /// Opening, middlegame and endgame positions, from real games and
@@ -27,7 +30,7 @@ pub const POSITIONS: &[&str] = &[
 pub const DEFAULT_DEPTH: u32 = 9;
 
 /// How to run the bench.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct BenchConfig {
     /// Search each position to this depth...
     pub depth: u32,
@@ -36,6 +39,9 @@ pub struct BenchConfig {
     pub movetime_ms: Option<u64>,
     pub threads: usize,
     pub hash_mb: usize,
+    /// A move policy ordering quiet moves (`--policy`; the baseline of a
+    /// comparison runs without it).
+    pub policy: Option<Arc<PolicyModel>>,
 }
 
 impl Default for BenchConfig {
@@ -45,6 +51,7 @@ impl Default for BenchConfig {
             movetime_ms: None,
             threads: 1,
             hash_mb: 16,
+            policy: None,
         }
     }
 }
@@ -79,15 +86,12 @@ pub fn run(eval: &dyn Evaluator, config: &BenchConfig, verbose: bool) -> BenchRe
         let pos = position_from_sfen(sfen).expect("bench positions are valid SFEN");
         tt.clear();
         let control = Control::new();
-        let result = think(
-            &pos,
-            eval,
-            &tt,
-            &limits,
-            config.threads,
-            &control,
-            &mut |_| {},
-        );
+        let options = SearchOptions {
+            threads: config.threads,
+            policy: config.policy.clone(),
+            ..SearchOptions::default()
+        };
+        let result = think_with(&pos, eval, &tt, &limits, &options, &control, &mut |_| {});
         nodes += result.nodes;
         depths += result.depth;
         if verbose {
@@ -143,9 +147,13 @@ pub fn compare(
         reports.swap_remove(reports.len() / 2)
     };
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    let baseline_config = BenchConfig {
+        policy: None,
+        ..config.clone()
+    };
     for _ in 0..runs.max(1) {
         ours.push(run(eval, config, false));
-        theirs.push(run(baseline, config, false));
+        theirs.push(run(baseline, &baseline_config, false));
     }
     if config.threads == 1 {
         for reports in [&ours, &theirs] {

@@ -24,6 +24,7 @@
 //! | last | 15 × 2 × 14 | kind the opponent last moved (0: none) × onto the same square (a recapture)? × kind |
 //! | hand | 5 × 14 | for a drop, how many of the kind are in hand (1, 2, 3, 4+; 0: not a drop) × kind |
 //! | guard | 290 × 14 | origin relative to one's own king (290th: a drop) × kind |
+//! | around | 8 × 30 × 14 | for each of the destination's 8 neighbours: what stands there after the move (own piece kind, enemy piece kind, empty, off the board) × kind |
 
 use rsshogi::board::Position;
 use rsshogi::types::{Color, Move, Move32, Piece, PieceType, Square};
@@ -35,10 +36,10 @@ use crate::search::see::see;
 
 /// Features version, stored with a model: a model of another version is
 /// refused.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// Features of one move.
-pub const PER_MOVE: usize = 16;
+pub const PER_MOVE: usize = 24;
 
 const KINDS: usize = 14;
 const LABEL: usize = 0;
@@ -59,8 +60,10 @@ const LAST: usize = EVASION + 4 * KINDS;
 const HAND: usize = LAST + 30 * KINDS;
 const GUARD: usize = HAND + 5 * KINDS;
 
+const AROUND: usize = GUARD + 290 * KINDS;
+
 /// Number of features (the weight vector's length).
-pub const COUNT: usize = GUARD + 290 * KINDS;
+pub const COUNT: usize = AROUND + 8 * 30 * KINDS;
 
 const _: () = assert!(COUNT <= u16::MAX as usize);
 
@@ -94,6 +97,18 @@ fn exchange_bucket(value: i32) -> usize {
         _ => 6,
     }
 }
+
+/// (file, rank) steps to the 8 neighbours of a square.
+const NEIGHBOURS: [(i8, i8); 8] = [
+    (-1, -1),
+    (0, -1),
+    (1, -1),
+    (-1, 0),
+    (1, 0),
+    (-1, 1),
+    (0, 1),
+    (1, 1),
+];
 
 /// Appends the [`PER_MOVE`] features of `mv`, a legal move of `pos`, to `out`.
 pub fn push_move_features(pos: &Position, mv: Move32, out: &mut Vec<Feature>) {
@@ -214,6 +229,23 @@ pub fn push_move_features(pos: &Position, mv: Move32, out: &mut Vec<Feature>) {
         block(HAND, hand),
         block(GUARD, guard),
     ]);
+    // the destination's neighbours, seen from the mover, after the move
+    let from = (!mv.is_drop()).then(|| mv.from_sq());
+    for (d, (df, dr)) in NEIGHBOURS.iter().enumerate() {
+        let (f, r) = (to_seen.file().raw() + df, to_seen.rank().raw() + dr);
+        let state = if !(0..9).contains(&f) || !(0..9).contains(&r) {
+            29
+        } else {
+            let sq = seen(Square::new(9 * f + r), us);
+            let piece = pos.piece_on(sq);
+            if piece.is_empty() || Some(sq) == from {
+                28
+            } else {
+                usize::from(piece.color() != us) * 14 + piece.piece_type().raw() as usize - 1
+            }
+        };
+        out.push(block(AROUND, 30 * d + state));
+    }
 }
 
 /// Whether `PieceType` raw values fit the kind blocks (1..=14).

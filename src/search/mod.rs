@@ -185,6 +185,8 @@ pub struct SearchOptions {
     /// Move-ordering history kept from one search to the next; `None`:
     /// every search starts afresh (reproducible, as `bench` needs).
     pub memory: Option<Arc<SearchMemory>>,
+    /// A move policy ordering quiet moves (USI option `PolicyFile`).
+    pub policy: Option<Arc<crate::policy::PolicyModel>>,
 }
 
 impl Default for SearchOptions {
@@ -193,6 +195,7 @@ impl Default for SearchOptions {
             threads: 1,
             move_overhead_ms: 50,
             memory: None,
+            policy: None,
         }
     }
 }
@@ -320,7 +323,8 @@ pub fn think_with(
                                 control,
                                 id,
                                 &mut buf,
-                            );
+                            )
+                            .with_policy(options.policy.as_deref());
                             iterate(&mut worker, root_moves, max_depth, window, &mut |_| {});
                             SearchMemory::put(memory, id, buf);
                         })
@@ -331,7 +335,8 @@ pub fn think_with(
             let memory = options.memory.as_deref();
             let mut buf = SearchMemory::take(memory, 0);
             let mut worker =
-                Worker::<GameSearch>::new(&mut main_root, eval, Some(tt), control, 0, &mut buf);
+                Worker::<GameSearch>::new(&mut main_root, eval, Some(tt), control, 0, &mut buf)
+                    .with_policy(options.policy.as_deref());
             let result = iterate(&mut worker, root_moves.clone(), max_depth, window, report);
             SearchMemory::put(memory, 0, buf);
             // Pondering or infinite search: the move may only be sent after

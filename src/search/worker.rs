@@ -27,6 +27,8 @@ use super::score::{
 };
 use super::see::see;
 use crate::eval::{Evaluator, Learned};
+use crate::policy::PolicyModel;
+use crate::policy::features::{PER_MOVE, push_move_features};
 use crate::tt::{Bound, Entry, TranspositionTable};
 
 /// Beyond this many plies of quiescence, a position is judged by its evaluation.
@@ -264,6 +266,8 @@ enum Stage {
 /// What a node's move ordering needs besides the histories.
 struct OrderContext {
     in_check: bool,
+    /// Remaining depth of the node (the policy orders only deep enough ones).
+    depth: i32,
     tt_move: Move32,
     killers: [Move32; 2],
     counter: Move32,
@@ -285,8 +289,18 @@ pub(crate) struct Worker<'a, M: Mode> {
     pub root_depth: i32,
     pub stopped: bool,
     pub(super) buf: &'a mut SearchBuffers,
+    /// A move policy that orders quiet moves at nodes of at least
+    /// [`POLICY_DEPTH`] (selective search only).
+    pub(super) policy: Option<&'a PolicyModel>,
     mode: PhantomData<M>,
 }
+
+/// Remaining depth from which the policy orders quiet moves: below it the
+/// features cost more than the nodes a better order saves.
+pub const POLICY_DEPTH: i32 = 5;
+/// Ordering points per unit of the policy's score (its log-odds): a unit is
+/// worth about half a saturated history entry.
+pub const POLICY_SCALE: f32 = 8192.0;
 
 impl<'a, M: Mode> Worker<'a, M> {
     pub fn new(
@@ -320,8 +334,15 @@ impl<'a, M: Mode> Worker<'a, M> {
             root_depth: 0,
             stopped: false,
             buf,
+            policy: None,
             mode: PhantomData,
         }
+    }
+
+    /// Orders quiet moves by `policy` too.
+    pub fn with_policy(mut self, policy: Option<&'a PolicyModel>) -> Self {
+        self.policy = policy;
+        self
     }
 
     /// The principal variation found by the last search from ply 0.
@@ -435,6 +456,41 @@ impl<'a, M: Mode> Worker<'a, M> {
         }
     }
 
+    /// The quiet moves (as [`Self::push_scored`] with `QuietsProMinus`),
+    /// their history scores raised by the policy's.
+    fn push_quiets_by_policy(
+        &mut self,
+        policy: &PolicyModel,
+        ply: usize,
+        skip: &[Move32],
+        q: &OrderContext,
+    ) {
+        let mut generated = Move32List::new();
+        generate_moves_move32::<QuietsProMinus>(self.pos, &mut generated);
+        let mut features = Vec::with_capacity(generated.len() * PER_MOVE);
+        for &mv in generated.iter() {
+            if !skip.contains(&mv) {
+                push_move_features(self.pos, mv, &mut features);
+            }
+        }
+        let qc = QuietContext {
+            killers: &q.killers,
+            counter: q.counter,
+            history: &self.buf.history,
+            continuation: &self.buf.continuation,
+            previous: q.previous,
+        };
+        let mut scored = features.chunks_exact(PER_MOVE);
+        for &mv in generated.iter() {
+            if skip.contains(&mv) {
+                continue;
+            }
+            let history = score_move_selective(self.pos, mv, Move32::MOVE_NONE, &qc);
+            let policy = policy.score(scored.next().expect("one score a move"));
+            self.buf.lists[ply].push(mv, history + (POLICY_SCALE * policy) as i32);
+        }
+    }
+
     /// The next move of the node at `ply` to search, best first, with its
     /// ordering score; generated in stages so that a cut-off by the table
     /// move, a good capture or a killer saves generating (and scoring) the
@@ -496,7 +552,12 @@ impl<'a, M: Mode> Worker<'a, M> {
                         return Some(next);
                     }
                     let skip = [q.tt_move, pushed[0], pushed[1], pushed[2]];
-                    self.push_scored::<QuietsProMinus>(ply, &skip, q);
+                    match self.policy {
+                        Some(policy) if M::SELECTIVE && q.depth >= POLICY_DEPTH => {
+                            self.push_quiets_by_policy(policy, ply, &skip, q)
+                        }
+                        _ => self.push_scored::<QuietsProMinus>(ply, &skip, q),
+                    }
                     *stage = Stage::Rest;
                 }
                 Stage::Rest => return self.buf.lists[ply].pick(),
@@ -668,6 +729,7 @@ impl<'a, M: Mode> Worker<'a, M> {
         }
         let order_context = OrderContext {
             in_check,
+            depth,
             tt_move,
             killers,
             counter,
@@ -1472,6 +1534,7 @@ mod tests {
                 };
                 let q = OrderContext {
                     in_check: false,
+                    depth: 0,
                     tt_move: if next(3) == 0 {
                         Move32::MOVE_NONE
                     } else {
