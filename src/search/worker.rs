@@ -299,8 +299,10 @@ pub(crate) struct Worker<'a, M: Mode> {
 /// features cost more than the nodes a better order saves.
 pub const POLICY_DEPTH: i32 = 5;
 /// Ordering points per unit of the policy's score (its log-odds): a unit is
-/// worth about half a saturated history entry.
-pub const POLICY_SCALE: f32 = 8192.0;
+/// worth two saturated history entries, so the policy leads and history
+/// orders the moves it scores alike (bench: 0.63× the nodes, against
+/// 0.70× at 8,192; equal-time Elo alike within the noise).
+pub const POLICY_SCALE: f32 = 32768.0;
 
 impl<'a, M: Mode> Worker<'a, M> {
     pub fn new(
