@@ -1,7 +1,12 @@
 //! A collection of game records and its split into training and held-out
-//! games, shared by `learn` and `report`: whole record files are held out,
-//! chosen by a seeded hash of their path relative to the folder given, so a
-//! file is always on the same side for the same seed, on any machine.
+//! games, shared by `learn`, `report` and `policy train`: whole record
+//! files are held out, chosen by a seeded hash of their path relative to
+//! the folder given, so a file is always on the same side for the same
+//! seed, on any machine. Split by opening (`--split-opening N`), the hash
+//! is of the first game's start position and first N moves instead: games
+//! that open alike (a generated game played from a real game's prefix, two
+//! games of one joseki) fall on the same side, so no held-out game shares
+//! its first N plies with a training game.
 
 use std::path::{Path, PathBuf};
 
@@ -21,13 +26,68 @@ use crate::random::{FNV_OFFSET, fnv1a, mix};
 /// assert!(is_held_out(p, 1.0, 7));
 /// ```
 pub fn is_held_out(relative: &Path, fraction: f64, seed: u64) -> bool {
-    let key = relative.to_string_lossy().replace('\\', "/");
+    is_key_held_out(
+        &relative.to_string_lossy().replace('\\', "/"),
+        fraction,
+        seed,
+    )
+}
+
+fn is_key_held_out(key: &str, fraction: f64, seed: u64) -> bool {
     let u = (mix(fnv1a(FNV_OFFSET, key.as_bytes()) ^ mix(seed)) >> 11) as f64 / (1u64 << 53) as f64;
     u < fraction
 }
 
-/// Record files under `kifu` split into (training, held-out).
-pub fn split_files(kifu: &Path, holdout: f64, seed: u64) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+/// The key a file is split by: its relative path, or with `opening_plies`
+/// the start position and first moves of its first game (the path for a
+/// file without a readable game).
+fn split_key(kifu: &Path, file: &Path, opening_plies: Option<u32>) -> String {
+    let path = || {
+        file.strip_prefix(kifu)
+            .unwrap_or(file)
+            .to_string_lossy()
+            .replace('\\', "/")
+    };
+    let Some(n) = opening_plies else {
+        return path();
+    };
+    match crate::records::read_games(file)
+        .ok()
+        .and_then(|fg| fg.games.into_iter().next())
+    {
+        Some(game) if !game.moves.is_empty() => {
+            let moves = game.usi_moves();
+            let opening = &moves[..moves.len().min(n as usize)];
+            format!(
+                "{} moves {}",
+                game.start_position().to_sfen(None),
+                opening.join(" ")
+            )
+        }
+        _ => path(),
+    }
+}
+
+/// Whether `file` (under `kifu`) falls on the held-out side of a split by
+/// path or, with `opening_plies`, by opening.
+pub fn is_file_held_out(
+    kifu: &Path,
+    file: &Path,
+    fraction: f64,
+    seed: u64,
+    opening_plies: Option<u32>,
+) -> bool {
+    is_key_held_out(&split_key(kifu, file, opening_plies), fraction, seed)
+}
+
+/// Record files under `kifu` split into (training, held-out), by path or,
+/// with `opening_plies`, by opening (see the module docs).
+pub fn split_files(
+    kifu: &Path,
+    holdout: f64,
+    seed: u64,
+    opening_plies: Option<u32>,
+) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
     anyhow::ensure!(
         (0.0..=1.0).contains(&holdout),
         "--holdout {holdout} is not in 0..=1"
@@ -39,10 +99,9 @@ pub fn split_files(kifu: &Path, holdout: f64, seed: u64) -> Result<(Vec<PathBuf>
         "{}: no record files (.csa, .kif, .kifu)",
         kifu.display()
     );
-    Ok(files.into_iter().partition(|f| {
-        let rel = f.strip_prefix(kifu).unwrap_or(f);
-        !is_held_out(rel, holdout, seed)
-    }))
+    Ok(files
+        .into_iter()
+        .partition(|f| !is_file_held_out(kifu, f, holdout, seed, opening_plies)))
 }
 
 /// Record games split into (training, held-out), only those whose players
@@ -51,9 +110,10 @@ pub fn split_games(
     kifu: &Path,
     holdout: f64,
     seed: u64,
+    opening_plies: Option<u32>,
     min_rating: Option<f64>,
 ) -> Result<(Vec<Game>, Vec<Game>)> {
-    let (train, held) = split_files(kifu, holdout, seed)?;
+    let (train, held) = split_files(kifu, holdout, seed, opening_plies)?;
     let rated = |games: Vec<Game>| rated_at_least(games, min_rating);
     Ok((rated(read_all_games(&train)), rated(read_all_games(&held))))
 }

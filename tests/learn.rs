@@ -215,6 +215,7 @@ fn learn_args(dir: &Path) -> niwatori::learn::LearnArgs {
         mpirun: None,
         format: niwatori::rows::RowFormat::Bin,
         min_rating: None,
+        split_opening: None,
     }
 }
 
@@ -236,7 +237,7 @@ fn learn_refuses_to_resume_a_run_of_other_settings() {
     check_settings(&dir, &LearnSettings::of(&same)).unwrap();
 
     type Change = fn(&mut niwatori::learn::LearnArgs);
-    let changes: [(&str, Change); 12] = [
+    let changes: [(&str, Change); 13] = [
         ("kifu", |a| a.kifu = PathBuf::from("other")),
         ("c", |a| a.solver.c = 0.03),
         ("p", |a| a.solver.p = 0.005),
@@ -251,6 +252,7 @@ fn learn_refuses_to_resume_a_run_of_other_settings() {
         ("margin", |a| a.margin = 100),
         ("format", |a| a.format = niwatori::rows::RowFormat::Text),
         ("min_rating", |a| a.min_rating = Some(3000.0)),
+        ("split_opening", |a| a.split_opening = Some(12)),
     ];
     for (name, change) in changes {
         let mut asked = base.clone();

@@ -81,7 +81,7 @@ fn a_policy_trained_on_real_games_predicts_held_out_moves() {
     let policy = &report["policy"];
 
     // every move of every held-out game is one position
-    let (_, held) = niwatori::corpus::split_games(&kifu, 0.2, 1, None).unwrap();
+    let (_, held) = niwatori::corpus::split_games(&kifu, 0.2, 1, None, None).unwrap();
     assert!(held.len() >= 5, "{} held-out games", held.len());
     let moves: usize = held.iter().map(|g| g.moves.len()).sum();
     assert_eq!(policy["positions"].as_u64().unwrap() as usize, moves);

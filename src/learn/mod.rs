@@ -47,6 +47,10 @@ pub struct LearnArgs {
     /// Seed of the held-out split.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Split by opening: files whose first game has the same start and
+    /// first N moves are held out together (default: split by path).
+    #[arg(long, value_name = "N")]
+    pub split_opening: Option<u32>,
     /// Stop after this many iterations without a better held-out top-1.
     #[arg(long, default_value_t = 1)]
     pub patience: u32,
@@ -137,6 +141,8 @@ pub struct LearnSettings {
     pub format: RowFormat,
     #[serde(default)]
     pub min_rating: Option<f64>,
+    #[serde(default)]
+    pub split_opening: Option<u32>,
 }
 
 impl LearnSettings {
@@ -154,6 +160,7 @@ impl LearnSettings {
             margin: args.margin,
             format: args.format,
             min_rating: args.min_rating,
+            split_opening: args.split_opening,
         }
     }
 
@@ -252,7 +259,8 @@ pub fn run(args: LearnArgs) -> Result<()> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         check_settings(dir, &settings)?;
     }
-    let (train_files_list, held_files) = split_files(&args.kifu, args.holdout, args.seed)?;
+    let (train_files_list, held_files) =
+        split_files(&args.kifu, args.holdout, args.seed, args.split_opening)?;
     let train_games = rated_at_least(read_all_games(&train_files_list), args.min_rating);
     // A held-out game that replays a training game would be judged on
     // what was learnt from it.

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::model::PolicyMeta;
 use super::train::{PolicyData, PolicySettings, train};
-use crate::corpus::{is_held_out, rated_at_least, read_all_games, split_files};
+use crate::corpus::{is_file_held_out, rated_at_least, read_all_games, split_files};
 use crate::progress::{Progress, Unit};
 use crate::records::find_record_files;
 
@@ -39,6 +39,10 @@ pub struct PolicyTrainArgs {
     /// Seed of the held-out split and of the training order.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Split by opening: files whose first game has the same start and
+    /// first N moves are held out together (default: split by path).
+    #[arg(long, value_name = "N")]
+    pub split_opening: Option<u32>,
     /// Fraction of the training files that choose the epoch kept (never
     /// the held-out ones).
     #[arg(long, default_value_t = 0.1)]
@@ -72,16 +76,17 @@ pub fn validation_split(
     kifu: &Path,
     holdout: f64,
     seed: u64,
+    split_opening: Option<u32>,
     validation: f64,
 ) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
     anyhow::ensure!(
         (0.0..1.0).contains(&validation),
         "--validation {validation} is not in 0..1"
     );
-    let (train, _) = split_files(kifu, holdout, seed)?;
+    let (train, _) = split_files(kifu, holdout, seed, split_opening)?;
     Ok(train
         .into_iter()
-        .partition(|f| !is_held_out(f.strip_prefix(kifu).unwrap_or(f), validation, !seed)))
+        .partition(|f| !is_file_held_out(kifu, f, validation, !seed, split_opening)))
 }
 
 fn run_train(args: &PolicyTrainArgs) -> Result<()> {
@@ -92,8 +97,13 @@ fn run_train(args: &PolicyTrainArgs) -> Result<()> {
         seed: args.seed,
     };
     settings.check()?;
-    let (fit_files, validation_files) =
-        validation_split(&args.kifu, args.holdout, args.seed, args.validation)?;
+    let (fit_files, validation_files) = validation_split(
+        &args.kifu,
+        args.holdout,
+        args.seed,
+        args.split_opening,
+        args.validation,
+    )?;
     let mut fit_files = fit_files;
     if !args.extra.is_empty() {
         fit_files.extend(find_record_files(&args.extra).context("listing --extra records")?);
@@ -129,6 +139,7 @@ fn run_train(args: &PolicyTrainArgs) -> Result<()> {
         settings,
         kifu: args.kifu.clone(),
         extra: args.extra.clone(),
+        split_opening: args.split_opening,
         train_games: fit_games.len(),
         train_positions: fit.positions(),
         validation_games: validation_games.len(),

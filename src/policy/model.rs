@@ -44,6 +44,8 @@ pub struct PolicyMeta {
     pub kifu: PathBuf,
     #[serde(default)]
     pub extra: Vec<PathBuf>,
+    #[serde(default)]
+    pub split_opening: Option<u32>,
     pub train_games: usize,
     pub train_positions: usize,
     pub validation_games: usize,

@@ -37,6 +37,10 @@ pub struct ReportArgs {
     /// Seed of the held-out split.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Split by opening: files whose first game has the same start and
+    /// first N moves are held out together (default: split by path).
+    #[arg(long, value_name = "N")]
+    pub split_opening: Option<u32>,
     /// Extracted rows of the held-out games, for RMSE and R².
     #[arg(long)]
     pub rows: Option<PathBuf>,
@@ -64,7 +68,7 @@ pub struct ReportArgs {
 pub fn run(args: ReportArgs) -> Result<()> {
     anyhow::ensure!(args.depth >= 1, "--depth must be at least 1");
     if args.list_split {
-        let (train, held) = split_files(&args.kifu, args.holdout, args.seed)?;
+        let (train, held) = split_files(&args.kifu, args.holdout, args.seed, args.split_opening)?;
         for (side, files) in [("train", train), ("held", held)] {
             for f in files {
                 println!("{side}\t{}", f.display());
@@ -80,7 +84,13 @@ pub fn run(args: ReportArgs) -> Result<()> {
     let (model_path, policy) = match (&args.model, policy) {
         (Some(m), policy) => (m, policy),
         (None, Some(policy)) => {
-            let (train, held) = split_games(&args.kifu, args.holdout, args.seed, args.min_rating)?;
+            let (train, held) = split_games(
+                &args.kifu,
+                args.holdout,
+                args.seed,
+                args.split_opening,
+                args.min_rating,
+            )?;
             let report = PolicyReport::build(&train, &held, &policy);
             report.print();
             return write_json(args.json.as_deref(), &report);
@@ -88,7 +98,13 @@ pub fn run(args: ReportArgs) -> Result<()> {
         (None, None) => anyhow::bail!("--model or --policy is required"),
     };
     let model = Arc::new(Learned::load(model_path)?);
-    let (train, held) = split_games(&args.kifu, args.holdout, args.seed, args.min_rating)?;
+    let (train, held) = split_games(
+        &args.kifu,
+        args.holdout,
+        args.seed,
+        args.split_opening,
+        args.min_rating,
+    )?;
     let siblings = args.siblings.unwrap_or(SiblingValue::for_model(&model));
     let report = Report::build(
         &train,
