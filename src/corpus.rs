@@ -55,17 +55,21 @@ fn split_key(kifu: &Path, file: &Path, opening_plies: Option<u32>) -> String {
         .ok()
         .and_then(|fg| fg.games.into_iter().next())
     {
-        Some(game) if !game.moves.is_empty() => {
-            let moves = game.usi_moves();
-            let opening = &moves[..moves.len().min(n as usize)];
-            format!(
-                "{} moves {}",
-                game.start_position().to_sfen(None),
-                opening.join(" ")
-            )
-        }
+        Some(game) if !game.moves.is_empty() => opening_key(&game, n),
         _ => path(),
     }
+}
+
+/// A game's start position and first `plies` moves: what a split by
+/// opening groups by.
+pub fn opening_key(game: &Game, plies: u32) -> String {
+    let moves = game.usi_moves();
+    let opening = &moves[..moves.len().min(plies as usize)];
+    format!(
+        "{} moves {}",
+        game.start_position().to_sfen(None),
+        opening.join(" ")
+    )
 }
 
 /// Whether `file` (under `kifu`) falls on the held-out side of a split by

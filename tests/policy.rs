@@ -274,3 +274,36 @@ fn a_bad_policy_file_is_named_at_isready() {
     );
     usi.quit();
 }
+
+#[test]
+fn extra_games_that_open_as_a_held_out_game_are_left_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let kifu = games(tmp.path(), 20);
+    let (_, held) = niwatori::corpus::split_files(&kifu, 0.2, 1, Some(12)).unwrap();
+    let (fit, _) = niwatori::corpus::split_files(&kifu, 0.2, 1, Some(12)).unwrap();
+    let extra = tmp.path().join("extra");
+    std::fs::create_dir_all(&extra).unwrap();
+    // one extra game replays a held-out game, one a training game
+    std::fs::copy(&held[0], extra.join("a.csa")).unwrap();
+    std::fs::copy(&fit[0], extra.join("b.csa")).unwrap();
+    let out = niwatori(&[
+        "policy",
+        "train",
+        "--kifu",
+        kifu.to_str().unwrap(),
+        "--extra",
+        extra.to_str().unwrap(),
+        "--split-opening",
+        "12",
+        "--holdout",
+        "0.2",
+        "--epochs",
+        "1",
+        "--quiet",
+        "--out",
+        tmp.path().join("p.policy").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("1 of 2 --extra games left out"), "{err}");
+}

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::model::PolicyMeta;
 use super::train::{PolicyData, PolicySettings, train};
-use crate::corpus::{is_file_held_out, rated_at_least, read_all_games, split_files};
+use crate::corpus::{is_file_held_out, opening_key, rated_at_least, read_all_games, split_files};
 use crate::progress::{Progress, Unit};
 use crate::records::find_record_files;
 
@@ -104,11 +104,35 @@ fn run_train(args: &PolicyTrainArgs) -> Result<()> {
         args.split_opening,
         args.validation,
     )?;
-    let mut fit_files = fit_files;
+    let mut fit_games = rated_at_least(read_all_games(&fit_files), args.min_rating);
     if !args.extra.is_empty() {
-        fit_files.extend(find_record_files(&args.extra).context("listing --extra records")?);
+        let extra =
+            read_all_games(&find_record_files(&args.extra).context("listing --extra records")?);
+        let extra = rated_at_least(extra, args.min_rating);
+        let before = extra.len();
+        // split by opening: an extra game that opens as a held-out one would leak
+        let extra: Vec<_> = match args.split_opening {
+            Some(n) => {
+                let (_, held_files) = split_files(&args.kifu, args.holdout, args.seed, Some(n))?;
+                let held: std::collections::HashSet<String> = read_all_games(&held_files)
+                    .iter()
+                    .map(|g| opening_key(g, n))
+                    .collect();
+                extra
+                    .into_iter()
+                    .filter(|g| !held.contains(&opening_key(g, n)))
+                    .collect()
+            }
+            None => extra,
+        };
+        if extra.len() < before {
+            eprintln!(
+                "policy: {} of {before} --extra games left out: they open as a held-out game does",
+                before - extra.len()
+            );
+        }
+        fit_games.extend(extra);
     }
-    let fit_games = rated_at_least(read_all_games(&fit_files), args.min_rating);
     let validation_games = rated_at_least(read_all_games(&validation_files), args.min_rating);
     anyhow::ensure!(
         !fit_games.is_empty(),
