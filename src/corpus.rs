@@ -16,6 +16,51 @@ use crate::records::{Game, find_record_files};
 
 use crate::random::{FNV_OFFSET, fnv1a, mix};
 
+/// How `learn`, `report` and `policy train` hold games out: the same
+/// options give the same split in all three.
+#[derive(clap::Args, Debug, Clone, PartialEq)]
+pub struct SplitArgs {
+    /// Fraction of record files held out of training (a seeded hash of the
+    /// path, or of the opening with --split-opening).
+    #[arg(long, default_value_t = 0.1)]
+    pub holdout: f64,
+    /// Seed of the held-out split (and of `policy train`'s order).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Split by opening: files whose first game has the same start and
+    /// first N moves are held out together (default: split by path).
+    #[arg(long, value_name = "N")]
+    pub split_opening: Option<u32>,
+}
+
+impl Default for SplitArgs {
+    fn default() -> Self {
+        SplitArgs {
+            holdout: 0.1,
+            seed: 1,
+            split_opening: None,
+        }
+    }
+}
+
+impl SplitArgs {
+    /// Record files under `kifu` as (training, held-out).
+    pub fn files(&self, kifu: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+        split_files(kifu, self.holdout, self.seed, self.split_opening)
+    }
+
+    /// Their games as (training, held-out), rated at least `min_rating`.
+    pub fn games(&self, kifu: &Path, min_rating: Option<f64>) -> Result<(Vec<Game>, Vec<Game>)> {
+        split_games(
+            kifu,
+            self.holdout,
+            self.seed,
+            self.split_opening,
+            min_rating,
+        )
+    }
+}
+
 /// Whether the record at `relative` (path below the kifu folder) is held out.
 ///
 /// ```

@@ -205,8 +205,7 @@ fn learn_args(dir: &Path) -> niwatori::learn::LearnArgs {
         features: dir.join("features"),
         // learn's own defaults: C 0.1, p 0.002, e 0.001.
         solver: niwatori::train::params::SolverArgs::default(),
-        holdout: 0.1,
-        seed: 1,
+        split: niwatori::corpus::SplitArgs::default(),
         patience: 1,
         keep_clamped: false,
         features_at: niwatori::rows::FeaturesAt::Leaf,
@@ -215,7 +214,6 @@ fn learn_args(dir: &Path) -> niwatori::learn::LearnArgs {
         mpirun: None,
         format: niwatori::rows::RowFormat::Bin,
         min_rating: None,
-        split_opening: None,
     }
 }
 
@@ -242,8 +240,8 @@ fn learn_refuses_to_resume_a_run_of_other_settings() {
         ("c", |a| a.solver.c = 0.03),
         ("p", |a| a.solver.p = 0.005),
         ("e", |a| a.solver.e = 0.01),
-        ("holdout", |a| a.holdout = 0.2),
-        ("seed", |a| a.seed = 2),
+        ("holdout", |a| a.split.holdout = 0.2),
+        ("seed", |a| a.split.seed = 2),
         ("keep_clamped", |a| a.keep_clamped = true),
         ("features_at", |a| {
             a.features_at = niwatori::rows::FeaturesAt::Sibling
@@ -252,7 +250,7 @@ fn learn_refuses_to_resume_a_run_of_other_settings() {
         ("margin", |a| a.margin = 100),
         ("format", |a| a.format = niwatori::rows::RowFormat::Text),
         ("min_rating", |a| a.min_rating = Some(3000.0)),
-        ("split_opening", |a| a.split_opening = Some(12)),
+        ("split_opening", |a| a.split.split_opening = Some(12)),
     ];
     for (name, change) in changes {
         let mut asked = base.clone();

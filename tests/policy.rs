@@ -113,39 +113,15 @@ fn a_resumed_training_gives_the_uninterrupted_model_and_other_settings_are_refus
         tmp.path().join("whole.policy"),
         tmp.path().join("parts.policy"),
     );
-    ok(&[
-        "policy",
-        "train",
-        "--kifu",
-        k,
-        "--out",
-        whole.to_str().unwrap(),
-        "--epochs",
-        "3",
-        "--quiet",
-    ]);
-    ok(&[
-        "policy",
-        "train",
-        "--kifu",
-        k,
-        "--out",
-        parts.to_str().unwrap(),
-        "--epochs",
-        "2",
-        "--quiet",
-    ]);
-    ok(&[
-        "policy",
-        "train",
-        "--kifu",
-        k,
-        "--out",
-        parts.to_str().unwrap(),
-        "--epochs",
-        "3",
-        "--quiet",
-    ]);
+    let train = |out: &Path, epochs: &str| {
+        let out = out.to_str().unwrap();
+        ok(&[
+            "policy", "train", "--kifu", k, "--out", out, "--epochs", epochs, "--quiet",
+        ])
+    };
+    train(&whole, "3");
+    train(&parts, "2");
+    train(&parts, "3");
     assert_eq!(
         std::fs::read(&whole).unwrap(),
         std::fs::read(&parts).unwrap()

@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use crate::corpus::{rated_at_least, read_all_games, split_files};
+use crate::corpus::{rated_at_least, read_all_games};
 use crate::eval::{Evaluator, Learned, Material};
 use crate::extract::{ExtractOptions, extract};
 use crate::report::{Report, SiblingValue};
@@ -41,16 +41,8 @@ pub struct LearnArgs {
     pub features: PathBuf,
     #[command(flatten)]
     pub solver: SolverArgs<LearnDefaults>,
-    /// Fraction of record files held out (seeded hash of the path).
-    #[arg(long, default_value_t = 0.1)]
-    pub holdout: f64,
-    /// Seed of the held-out split.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Split by opening: files whose first game has the same start and
-    /// first N moves are held out together (default: split by path).
-    #[arg(long, value_name = "N")]
-    pub split_opening: Option<u32>,
+    #[command(flatten)]
+    pub split: crate::corpus::SplitArgs,
     /// Stop after this many iterations without a better held-out top-1.
     #[arg(long, default_value_t = 1)]
     pub patience: u32,
@@ -152,15 +144,15 @@ impl LearnSettings {
             c: args.solver.c,
             p: args.solver.p,
             e: args.solver.e,
-            holdout: args.holdout,
-            seed: args.seed,
+            holdout: args.split.holdout,
+            seed: args.split.seed,
             keep_clamped: args.keep_clamped,
             features_at: args.features_at,
             sample: args.sample,
             margin: args.margin,
             format: args.format,
             min_rating: args.min_rating,
-            split_opening: args.split_opening,
+            split_opening: args.split.split_opening,
         }
     }
 
@@ -259,8 +251,7 @@ pub fn run(args: LearnArgs) -> Result<()> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         check_settings(dir, &settings)?;
     }
-    let (train_files_list, held_files) =
-        split_files(&args.kifu, args.holdout, args.seed, args.split_opening)?;
+    let (train_files_list, held_files) = args.split.files(&args.kifu)?;
     let train_games = rated_at_least(read_all_games(&train_files_list), args.min_rating);
     // A held-out game that replays a training game would be judged on
     // what was learnt from it.

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::model::PolicyMeta;
 use super::train::{PolicyData, PolicySettings, train};
-use crate::corpus::{is_file_held_out, opening_key, rated_at_least, read_all_games, split_files};
+use crate::corpus::{SplitArgs, is_file_held_out, opening_key, rated_at_least, read_all_games};
 use crate::progress::{Progress, Unit};
 use crate::records::find_record_files;
 
@@ -32,17 +32,8 @@ pub struct PolicyTrainArgs {
     /// The model file to write (and `MODEL.json`, `MODEL.state`).
     #[arg(long)]
     pub out: PathBuf,
-    /// Fraction of record files held out for `report` (as `learn` and
-    /// `report` split them: same fraction and seed, same files).
-    #[arg(long, default_value_t = 0.1)]
-    pub holdout: f64,
-    /// Seed of the held-out split and of the training order.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Split by opening: files whose first game has the same start and
-    /// first N moves are held out together (default: split by path).
-    #[arg(long, value_name = "N")]
-    pub split_opening: Option<u32>,
+    #[command(flatten)]
+    pub split: crate::corpus::SplitArgs,
     /// Fraction of the training files that choose the epoch kept (never
     /// the held-out ones).
     #[arg(long, default_value_t = 0.1)]
@@ -74,19 +65,17 @@ pub fn run(command: PolicyCommand) -> Result<()> {
 /// The training files split into (fitting, validation).
 pub fn validation_split(
     kifu: &Path,
-    holdout: f64,
-    seed: u64,
-    split_opening: Option<u32>,
+    split: &SplitArgs,
     validation: f64,
 ) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
     anyhow::ensure!(
         (0.0..1.0).contains(&validation),
         "--validation {validation} is not in 0..1"
     );
-    let (train, _) = split_files(kifu, holdout, seed, split_opening)?;
+    let (train, _) = split.files(kifu)?;
     Ok(train
         .into_iter()
-        .partition(|f| !is_file_held_out(kifu, f, validation, !seed, split_opening)))
+        .partition(|f| !is_file_held_out(kifu, f, validation, !split.seed, split.split_opening)))
 }
 
 fn run_train(args: &PolicyTrainArgs) -> Result<()> {
@@ -94,16 +83,10 @@ fn run_train(args: &PolicyTrainArgs) -> Result<()> {
         epochs: args.epochs,
         eta: args.eta,
         lambda: args.lambda,
-        seed: args.seed,
+        seed: args.split.seed,
     };
     settings.check()?;
-    let (fit_files, validation_files) = validation_split(
-        &args.kifu,
-        args.holdout,
-        args.seed,
-        args.split_opening,
-        args.validation,
-    )?;
+    let (fit_files, validation_files) = validation_split(&args.kifu, &args.split, args.validation)?;
     let mut fit_games = rated_at_least(read_all_games(&fit_files), args.min_rating);
     if !args.extra.is_empty() {
         let extra =
@@ -111,9 +94,9 @@ fn run_train(args: &PolicyTrainArgs) -> Result<()> {
         let extra = rated_at_least(extra, args.min_rating);
         let before = extra.len();
         // split by opening: an extra game that opens as a held-out one would leak
-        let extra: Vec<_> = match args.split_opening {
+        let extra: Vec<_> = match args.split.split_opening {
             Some(n) => {
-                let (_, held_files) = split_files(&args.kifu, args.holdout, args.seed, Some(n))?;
+                let (_, held_files) = args.split.files(&args.kifu)?;
                 let held: std::collections::HashSet<String> = read_all_games(&held_files)
                     .iter()
                     .map(|g| opening_key(g, n))
@@ -163,7 +146,7 @@ fn run_train(args: &PolicyTrainArgs) -> Result<()> {
         settings,
         kifu: args.kifu.clone(),
         extra: args.extra.clone(),
-        split_opening: args.split_opening,
+        split_opening: args.split.split_opening,
         train_games: fit_games.len(),
         train_positions: fit.positions(),
         validation_games: validation_games.len(),

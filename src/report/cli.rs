@@ -7,7 +7,6 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use super::{PolicyReport, Report, SiblingValue};
-use crate::corpus::{split_files, split_games};
 use crate::eval::Learned;
 use crate::policy::PolicyModel;
 
@@ -31,16 +30,8 @@ pub struct ReportArgs {
     /// (default: search for a model trained on leaf rows, else static).
     #[arg(long, value_enum)]
     pub siblings: Option<SiblingValue>,
-    /// Fraction of record files held out of training (seeded hash of the path).
-    #[arg(long, default_value_t = 0.1)]
-    pub holdout: f64,
-    /// Seed of the held-out split.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Split by opening: files whose first game has the same start and
-    /// first N moves are held out together (default: split by path).
-    #[arg(long, value_name = "N")]
-    pub split_opening: Option<u32>,
+    #[command(flatten)]
+    pub split: crate::corpus::SplitArgs,
     /// Extracted rows of the held-out games, for RMSE and R².
     #[arg(long)]
     pub rows: Option<PathBuf>,
@@ -68,7 +59,7 @@ pub struct ReportArgs {
 pub fn run(args: ReportArgs) -> Result<()> {
     anyhow::ensure!(args.depth >= 1, "--depth must be at least 1");
     if args.list_split {
-        let (train, held) = split_files(&args.kifu, args.holdout, args.seed, args.split_opening)?;
+        let (train, held) = args.split.files(&args.kifu)?;
         for (side, files) in [("train", train), ("held", held)] {
             for f in files {
                 println!("{side}\t{}", f.display());
@@ -81,16 +72,10 @@ pub fn run(args: ReportArgs) -> Result<()> {
         Some(path) => Some(PolicyModel::load(path)?.0),
         None => None,
     };
+    let (train, held) = args.split.games(&args.kifu, args.min_rating)?;
     let (model_path, policy) = match (&args.model, policy) {
         (Some(m), policy) => (m, policy),
         (None, Some(policy)) => {
-            let (train, held) = split_games(
-                &args.kifu,
-                args.holdout,
-                args.seed,
-                args.split_opening,
-                args.min_rating,
-            )?;
             let report = PolicyReport::build(&train, &held, &policy);
             report.print();
             return write_json(args.json.as_deref(), &report);
@@ -98,13 +83,6 @@ pub fn run(args: ReportArgs) -> Result<()> {
         (None, None) => anyhow::bail!("--model or --policy is required"),
     };
     let model = Arc::new(Learned::load(model_path)?);
-    let (train, held) = split_games(
-        &args.kifu,
-        args.holdout,
-        args.seed,
-        args.split_opening,
-        args.min_rating,
-    )?;
     let siblings = args.siblings.unwrap_or(SiblingValue::for_model(&model));
     let report = Report::build(
         &train,
