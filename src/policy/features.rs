@@ -24,6 +24,7 @@
 //! | last | 15 × 2 × 14 | kind the opponent last moved (0: none) × onto the same square (a recapture)? × kind |
 //! | hand | 5 × 14 | for a drop, how many of the kind are in hand (1, 2, 3, 4+; 0: not a drop) × kind |
 //! | guard | 290 × 14 | origin relative to one's own king (290th: a drop) × kind |
+//! | answer | 2 × 2 × 14 | the piece the opponent just moved attacks the origin? the destination? × kind |
 //! | around | 8 × 30 × 14 | for each of the destination's 8 neighbours: what stands there after the move (own piece kind, enemy piece kind, empty, off the board) × kind |
 
 use rsshogi::board::Position;
@@ -36,10 +37,10 @@ use crate::search::see::see;
 
 /// Features version, stored with a model: a model of another version is
 /// refused.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 
 /// Features of one move.
-pub const PER_MOVE: usize = 24;
+pub const PER_MOVE: usize = 25;
 
 const KINDS: usize = 14;
 const LABEL: usize = 0;
@@ -60,7 +61,8 @@ const LAST: usize = EVASION + 4 * KINDS;
 const HAND: usize = LAST + 30 * KINDS;
 const GUARD: usize = HAND + 5 * KINDS;
 
-const AROUND: usize = GUARD + 290 * KINDS;
+const ANSWER: usize = GUARD + 290 * KINDS;
+const AROUND: usize = ANSWER + 4 * KINDS;
 
 /// Number of features (the weight vector's length).
 pub const COUNT: usize = AROUND + 8 * 30 * KINDS;
@@ -210,6 +212,15 @@ pub fn push_move_features(pos: &Position, mv: Move32, out: &mut Vec<Feature>) {
             }
         }
     };
+    // what the piece the opponent just moved attacks: the move may flee it
+    // or step into it
+    let answer = if last.is_normal() {
+        let attacks = piece_attacks(pos.piece_on(last.to_sq()), last.to_sq(), pos.pieces()).0;
+        let origin = !mv.is_drop() && attacks.test(mv.from_sq());
+        2 * usize::from(origin) + usize::from(attacks.test(to))
+    } else {
+        0
+    };
     let block = |offset: usize, index: usize| (offset + KINDS * index + k) as Feature;
     out.extend([
         (LABEL + label.raw() as usize) as Feature,
@@ -228,6 +239,7 @@ pub fn push_move_features(pos: &Position, mv: Move32, out: &mut Vec<Feature>) {
         block(LAST, 2 * last_kind + usize::from(recapture)),
         block(HAND, hand),
         block(GUARD, guard),
+        block(ANSWER, answer),
     ]);
     // the destination's neighbours, seen from the mover, after the move
     let from = (!mv.is_drop()).then(|| mv.from_sq());
