@@ -221,16 +221,7 @@ fn ordering_by_the_policy_searches_fewer_nodes_and_still_finds_mates() {
             &mut |_| {},
         );
         assert_eq!(result.score, mate_in(3), "{sfen} (answer {answer:?})");
-        let mut p = pos.clone();
-        for mv in &result.pv {
-            assert!(
-                p.is_legal_move32(*mv),
-                "{sfen}: illegal pv move {}",
-                mv.to_usi()
-            );
-            p.apply_move32(*mv);
-        }
-        assert!(p.is_mated(), "{sfen}: pv does not end in mate");
+        common::assert_pv_mates(sfen, &pos, &result.pv);
     }
 }
 

@@ -50,17 +50,8 @@ fn depth_5_finds_mates_in_three() {
         let result = search(&pos, Limits::depth(5));
         assert_eq!(result.score, mate_in(3), "{sfen} (answer {answer:?})");
         // The PV is the mate: three legal moves ending in a mated defender.
-        let mut p = pos.clone();
         assert_eq!(result.pv.len(), 3, "{sfen}: pv {:?}", result.pv);
-        for mv in &result.pv {
-            assert!(
-                p.is_legal_move32(*mv),
-                "{sfen}: illegal pv move {}",
-                mv.to_usi()
-            );
-            p.apply_move32(*mv);
-        }
-        assert!(p.is_mated(), "{sfen}: pv does not end in mate");
+        common::assert_pv_mates(sfen, &pos, &result.pv);
     }
 }
 

@@ -14,6 +14,7 @@ use rsshogi::types::Move32;
 use serde::{Deserialize, Serialize};
 
 use super::features::{self, Feature, PER_MOVE};
+use crate::rows::model::sidecar_path;
 
 /// The first word of a policy model file.
 pub const MAGIC: &str = "niwatori-policy";
@@ -53,13 +54,6 @@ pub struct PolicyMeta {
     /// The epoch whose weights the model file holds (best on validation).
     pub best_epoch: u32,
     pub history: Vec<EpochStats>,
-}
-
-/// `MODEL.json` for `MODEL`.
-pub fn sidecar(model: &Path) -> PathBuf {
-    let mut s = model.as_os_str().to_owned();
-    s.push(".json");
-    PathBuf::from(s)
 }
 
 impl PolicyModel {
@@ -145,8 +139,8 @@ impl PolicyModel {
         crate::atomic::write_atomic(path, self.to_text())
             .with_context(|| format!("writing {}", path.display()))?;
         let json = serde_json::to_string_pretty(meta)?;
-        crate::atomic::write_atomic(&sidecar(path), json)
-            .with_context(|| format!("writing {}", sidecar(path).display()))
+        crate::atomic::write_atomic(&sidecar_path(path), json)
+            .with_context(|| format!("writing {}", sidecar_path(path).display()))
     }
 
     /// Reads a model and its sidecar.
@@ -154,7 +148,7 @@ impl PolicyModel {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         let model = Self::from_text(path, &text)?;
-        let side = sidecar(path);
+        let side = sidecar_path(path);
         let meta = std::fs::read(&side).with_context(|| format!("reading {}", side.display()))?;
         let meta = serde_json::from_slice(&meta)
             .with_context(|| format!("{}: not a policy sidecar", side.display()))?;

@@ -20,7 +20,6 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail, ensure};
 use rayon::prelude::*;
-use rsshogi::board::{Move32List, generate_legal_all_move32};
 use serde::{Deserialize, Serialize};
 
 use super::features::{self, Feature, PER_MOVE};
@@ -87,20 +86,12 @@ impl PolicyData {
             .par_iter()
             .map(|game| {
                 let mut part = PolicyData::default();
-                let mut pos = game.start_position();
-                let mut legal = Move32List::new();
-                for (ply, played) in game.moves32().into_iter().enumerate() {
-                    legal.clear();
-                    generate_legal_all_move32(&pos, &mut legal);
-                    if let Some(i) = features::index_of(legal.as_slice(), played.to_move()) {
-                        part.starts.push((part.features.len() / PER_MOVE) as u32);
-                        part.features
-                            .extend(features::move_features(&pos, legal.as_slice()));
-                        part.played.push(i as u32);
-                        part.move_number.push(ply as u32 + 1);
-                    }
-                    pos.apply_move32(played);
-                }
+                super::for_each_position(game, |pos, legal, played, move_number| {
+                    part.starts.push((part.features.len() / PER_MOVE) as u32);
+                    part.features.extend(features::move_features(pos, legal));
+                    part.played.push(played as u32);
+                    part.move_number.push(move_number);
+                });
                 progress.inc(1, part.played.len() as u64);
                 part
             })

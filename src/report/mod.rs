@@ -423,23 +423,14 @@ pub fn policy_agreement(games: &[Game], policy: &PolicyModel) -> Agreement {
         .par_iter()
         .map(|game| {
             let mut out = Agreement::default();
-            let mut pos = game.start_position();
-            let mut moves = Move32List::new();
-            for (ply, played) in game.moves32().into_iter().enumerate() {
-                moves.clear();
-                generate_legal_all_move32(&pos, &mut moves);
-                if let Some(g) =
-                    crate::policy::features::index_of(moves.as_slice(), played.to_move())
-                {
-                    let scores: Vec<f64> = policy
-                        .scores(&pos, moves.as_slice())
-                        .into_iter()
-                        .map(f64::from)
-                        .collect();
-                    out.add_position(ply as u32 + 1, credit(&scores, g, 1), credit(&scores, g, 3));
-                }
-                pos.apply_move32(played);
-            }
+            crate::policy::for_each_position(game, |pos, moves, g, move_number| {
+                let scores: Vec<f64> = policy
+                    .scores(pos, moves)
+                    .into_iter()
+                    .map(f64::from)
+                    .collect();
+                out.add_position(move_number, credit(&scores, g, 1), credit(&scores, g, 3));
+            });
             out
         })
         .reduce(Agreement::default, Agreement::merge)

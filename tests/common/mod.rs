@@ -33,6 +33,21 @@ pub fn mate_problems(plies: u32) -> Vec<(String, Vec<String>, u32)> {
         .collect()
 }
 
+/// Asserts that `pv` is a line of legal moves from `pos` that ends with the
+/// defender mated.
+pub fn assert_pv_mates(sfen: &str, pos: &rsshogi::board::Position, pv: &[rsshogi::types::Move32]) {
+    let mut p = pos.clone();
+    for mv in pv {
+        assert!(
+            p.is_legal_move32(*mv),
+            "{sfen}: illegal pv move {}",
+            mv.to_usi()
+        );
+        p.apply_move32(*mv);
+    }
+    assert!(p.is_mated(), "{sfen}: pv does not end in mate");
+}
+
 /// The niwatori binary speaking USI, read line by line on a thread.
 pub struct UsiProcess {
     child: Child,
