@@ -26,9 +26,10 @@
 //! | guard | 290 × 14 | origin relative to one's own king (290th: a drop) × kind |
 //! | answer | 2 × 2 × 14 | the piece the opponent just moved attacks the origin? the destination? × kind |
 //! | around | 8 × 30 × 14 | for each of the destination's 8 neighbours: what stands there after the move (own piece kind, enemy piece kind, empty, off the board) × kind |
+//! | rescue | 6 × 5 × 14 | the mover's most valuable piece en prise (see [`Threat`]): none, the move takes it away, captures an attacker, interposes, defends it, or none of these × its class (pawn; lance, knight; silver, gold, promoted minor; bishop, horse; rook, dragon) × kind |
 
 use rsshogi::board::Position;
-use rsshogi::types::{Color, Move, Move32, Piece, PieceType, Square};
+use rsshogi::types::{Bitboard, Color, Move, Move32, Piece, PieceType, Square};
 
 use super::labels::PieceLabel;
 use crate::eval::piece_value;
@@ -37,10 +38,10 @@ use crate::search::see::see;
 
 /// Features version, stored with a model: a model of another version is
 /// refused.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 
 /// Features of one move.
-pub const PER_MOVE: usize = 25;
+pub const PER_MOVE: usize = 26;
 
 const KINDS: usize = 14;
 const LABEL: usize = 0;
@@ -64,8 +65,10 @@ const GUARD: usize = HAND + 5 * KINDS;
 const ANSWER: usize = GUARD + 290 * KINDS;
 const AROUND: usize = ANSWER + 4 * KINDS;
 
+const RESCUE: usize = AROUND + 8 * 30 * KINDS;
+
 /// Number of features (the weight vector's length).
-pub const COUNT: usize = AROUND + 8 * 30 * KINDS;
+pub const COUNT: usize = RESCUE + 6 * 5 * KINDS;
 
 const _: () = assert!(COUNT <= u16::MAX as usize);
 
@@ -112,8 +115,89 @@ const NEIGHBOURS: [(i8, i8); 8] = [
     (1, 1),
 ];
 
-/// Appends the [`PER_MOVE`] features of `mv`, a legal move of `pos`, to `out`.
-pub fn push_move_features(pos: &Position, mv: Move32, out: &mut Vec<Feature>) {
+/// What the features of every move of one position share: the side to
+/// move's most valuable piece (not the king) en prise, attacked while
+/// undefended or by a less valuable piece. Computed once a position.
+#[derive(Clone, Copy, Debug)]
+pub struct Threat {
+    square: Square,
+    /// 0..5, the classes of the rescue block.
+    class: usize,
+    attackers: Bitboard,
+}
+
+impl Threat {
+    pub fn of(pos: &Position) -> Option<Threat> {
+        let us = pos.turn();
+        let them = us.flip();
+        let occupied = pos.pieces();
+        let mut best: Option<(i32, Threat)> = None;
+        for sq in pos.bitboards().color_pieces(us).iter() {
+            let kind = pos.piece_on(sq).piece_type();
+            if kind == PieceType::KING {
+                continue;
+            }
+            let attackers = pos.attackers_to_color(them, sq, occupied);
+            if attackers.is_empty() {
+                continue;
+            }
+            let value = piece_value(kind);
+            let defended = !pos.attackers_to_color(us, sq, occupied).is_empty();
+            let cheaper = attackers
+                .iter()
+                .any(|a| piece_value(pos.piece_on(a).piece_type()) < value);
+            if (defended && !cheaper) || best.is_some_and(|(v, _)| v >= value) {
+                continue;
+            }
+            let class = match kind {
+                PieceType::PAWN => 0,
+                PieceType::LANCE | PieceType::KNIGHT => 1,
+                PieceType::BISHOP | PieceType::HORSE => 3,
+                PieceType::ROOK | PieceType::DRAGON => 4,
+                _ => 2,
+            };
+            best = Some((
+                value,
+                Threat {
+                    square: sq,
+                    class,
+                    attackers,
+                },
+            ));
+        }
+        best.map(|(_, t)| t)
+    }
+
+    /// 1..=5 of the rescue block for `mv`, whose piece attacks `reach`
+    /// from its destination.
+    fn answer(&self, mv: Move32, reach: Bitboard) -> usize {
+        let to = mv.to_sq();
+        if !mv.is_drop() && mv.from_sq() == self.square {
+            1
+        } else if self.attackers.test(to) {
+            2
+        } else if self
+            .attackers
+            .iter()
+            .any(|a| Bitboard::between(a, self.square).test(to))
+        {
+            3
+        } else if reach.test(self.square) {
+            4
+        } else {
+            5
+        }
+    }
+}
+
+/// Appends the [`PER_MOVE`] features of `mv`, a legal move of `pos`, to
+/// `out`; `threat` is [`Threat::of`] the position.
+pub fn push_move_features(
+    pos: &Position,
+    threat: Option<&Threat>,
+    mv: Move32,
+    out: &mut Vec<Feature>,
+) {
     let us = pos.turn();
     let them = us.flip();
     let to = mv.to_sq();
@@ -173,8 +257,8 @@ pub fn push_move_features(pos: &Position, mv: Move32, out: &mut Vec<Feature>) {
     };
     let exchange = see(pos, mv);
     // what the moved piece attacks from its new square
-    let targets = piece_attacks(Piece::from_parts(us, kind), to, after).0
-        & pos.bitboards().color_pieces(them);
+    let reach = piece_attacks(Piece::from_parts(us, kind), to, after).0;
+    let targets = reach & pos.bitboards().color_pieces(them);
     let (mut best, mut best_value, mut big) = (0usize, 0, 0usize);
     for sq in targets.iter() {
         let victim = pos.piece_on(sq).piece_type();
@@ -240,6 +324,10 @@ pub fn push_move_features(pos: &Position, mv: Move32, out: &mut Vec<Feature>) {
         block(HAND, hand),
         block(GUARD, guard),
         block(ANSWER, answer),
+        match threat {
+            Some(t) => block(RESCUE, 6 * t.class + t.answer(mv, reach)),
+            None => block(RESCUE, 0),
+        },
     ]);
     // the destination's neighbours, seen from the mover, after the move
     let from = (!mv.is_drop()).then(|| mv.from_sq());
@@ -266,8 +354,9 @@ const _: () = assert!(PieceType::DRAGON.raw() as usize == KINDS);
 /// The features of every move in `moves`, `PER_MOVE` each, in order.
 pub fn move_features(pos: &Position, moves: &[Move32]) -> Vec<Feature> {
     let mut out = Vec::with_capacity(moves.len() * PER_MOVE);
+    let threat = Threat::of(pos);
     for &mv in moves {
-        push_move_features(pos, mv, &mut out);
+        push_move_features(pos, threat.as_ref(), mv, &mut out);
     }
     out
 }

@@ -28,7 +28,7 @@ use super::score::{
 use super::see::see;
 use crate::eval::{Evaluator, Learned};
 use crate::policy::PolicyModel;
-use crate::policy::features::{PER_MOVE, push_move_features};
+use crate::policy::features::{PER_MOVE, Threat, push_move_features};
 use crate::tt::{Bound, Entry, TranspositionTable};
 
 /// Beyond this many plies of quiescence, a position is judged by its evaluation.
@@ -470,9 +470,10 @@ impl<'a, M: Mode> Worker<'a, M> {
         let mut generated = Move32List::new();
         generate_moves_move32::<QuietsProMinus>(self.pos, &mut generated);
         let mut features = Vec::with_capacity(generated.len() * PER_MOVE);
+        let threat = Threat::of(self.pos);
         for &mv in generated.iter() {
             if !skip.contains(&mv) {
-                push_move_features(self.pos, mv, &mut features);
+                push_move_features(self.pos, threat.as_ref(), mv, &mut features);
             }
         }
         let qc = QuietContext {
