@@ -109,22 +109,30 @@ fn a_resumed_training_gives_the_uninterrupted_model_and_other_settings_are_refus
     let tmp = tempfile::tempdir().unwrap();
     let kifu = games(tmp.path(), 12);
     let k = kifu.to_str().unwrap();
-    let (whole, parts) = (
-        tmp.path().join("whole.policy"),
-        tmp.path().join("parts.policy"),
-    );
-    let train = |out: &Path, epochs: &str| {
+    let train = |out: &Path, epochs: &str, hidden: &str| {
         let out = out.to_str().unwrap();
         ok(&[
-            "policy", "train", "--kifu", k, "--out", out, "--epochs", epochs, "--quiet",
+            "policy", "train", "--kifu", k, "--out", out, "--epochs", epochs, "--hidden", hidden,
+            "--quiet",
         ])
     };
-    train(&whole, "3");
-    train(&parts, "2");
-    train(&parts, "3");
-    assert_eq!(
-        std::fs::read(&whole).unwrap(),
-        std::fs::read(&parts).unwrap()
+    // a linear policy and one with a hidden layer (its state holds the
+    // embeddings and their AdaGrad sums too)
+    for hidden in ["0", "6"] {
+        let whole = tmp.path().join(format!("whole-{hidden}.policy"));
+        let parts = tmp.path().join(format!("parts-{hidden}.policy"));
+        train(&whole, "3", hidden);
+        train(&parts, "2", hidden);
+        train(&parts, "3", hidden);
+        let model = std::fs::read(&whole).unwrap();
+        assert_eq!(model, std::fs::read(&parts).unwrap(), "--hidden {hidden}");
+        let header = String::from_utf8_lossy(&model[..40]).into_owned();
+        let fields = header.lines().next().unwrap().split(' ').count();
+        assert_eq!(fields, if hidden == "0" { 3 } else { 4 }, "{header}");
+    }
+    let (whole, parts) = (
+        tmp.path().join("whole-0.policy"),
+        tmp.path().join("parts-0.policy"),
     );
 
     let out = niwatori(&[
@@ -142,7 +150,7 @@ fn a_resumed_training_gives_the_uninterrupted_model_and_other_settings_are_refus
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("parts.policy.state was made with other settings or data"),
+        err.contains("parts-0.policy.state was made with other settings or data"),
         "{err}"
     );
 
@@ -154,7 +162,7 @@ fn a_resumed_training_gives_the_uninterrupted_model_and_other_settings_are_refus
     let out = niwatori(&["report", "--kifu", k, "--policy", whole.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        !out.status.success() && err.contains("whole.policy:2: \"not-a-number\" is not a weight"),
+        !out.status.success() && err.contains("whole-0.policy:2: \"not-a-number\" is not a weight"),
         "{err}"
     );
 }

@@ -14,7 +14,7 @@ use crate::records::find_record_files;
 /// `niwatori policy ...`.
 #[derive(Subcommand, Debug, Clone)]
 pub enum PolicyCommand {
-    /// Fit a linear softmax policy to the game moves of records.
+    /// Fit a softmax policy (linear, or with `--hidden` units) to the game moves of records.
     Train(PolicyTrainArgs),
 }
 
@@ -47,6 +47,9 @@ pub struct PolicyTrainArgs {
     /// L2 penalty.
     #[arg(long, default_value_t = PolicySettings::default().lambda)]
     pub lambda: f64,
+    /// Hidden relu units between the features and the score (0: linear).
+    #[arg(long, default_value_t = PolicySettings::default().hidden)]
+    pub hidden: usize,
     /// Only games whose players are both rated at least R.
     #[arg(long, value_name = "R")]
     pub min_rating: Option<f64>,
@@ -84,6 +87,7 @@ fn run_train(args: &PolicyTrainArgs) -> Result<()> {
         eta: args.eta,
         lambda: args.lambda,
         seed: args.split.seed,
+        hidden: args.hidden,
     };
     settings.check()?;
     let (fit_files, validation_files) = validation_split(&args.kifu, &args.split, args.validation)?;

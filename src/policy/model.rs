@@ -1,10 +1,16 @@
-//! A linear softmax policy's weights and their file: the probability of a
-//! move is `exp(score) / Σ exp(score')` over the position's legal moves, its
-//! score the sum of the weights of its [`features`](super::features).
+//! A softmax policy's weights and their file: the probability of a move is
+//! `exp(score) / Σ exp(score')` over the position's legal moves. Its score
+//! is the sum of the linear weights of its [`features`](super::features),
+//! plus, with `hidden` > 0 units, `v · relu(b + Σ E[f])`: each feature's
+//! embedding row `E[f]` summed, so that the policy can weigh features in
+//! combination (a piece kind's move next to the enemy king *and* safe),
+//! which a linear model cannot.
 //!
-//! The model file is text, one header line and one weight per line (each
-//! printed so that it reads back to the same `f32`); `MODEL.json` beside it
-//! says how it was trained ([`PolicyMeta`]).
+//! The model file is text, one header line (`niwatori-policy VERSION COUNT
+//! [HIDDEN]`) and one parameter per line (each printed so that it reads
+//! back to the same `f32`): the COUNT linear weights, then COUNT × HIDDEN
+//! embeddings (feature-major), HIDDEN biases and HIDDEN output weights.
+//! `MODEL.json` beside it says how it was trained ([`PolicyMeta`]).
 
 use std::path::{Path, PathBuf};
 
@@ -19,10 +25,16 @@ use crate::rows::model::sidecar_path;
 /// The first word of a policy model file.
 pub const MAGIC: &str = "niwatori-policy";
 
-/// Weights of a linear softmax policy.
+/// The most hidden units a model may have.
+pub const MAX_HIDDEN: usize = 256;
+
+/// Parameters of a softmax policy: linear weights, then (with hidden
+/// units) embeddings, biases and output weights, in one flat vector so
+/// that the solver treats every parameter alike.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PolicyModel {
-    pub weights: Vec<f32>,
+    hidden: usize,
+    params: Vec<f32>,
 }
 
 /// One epoch of training, as the sidecar records it.
@@ -56,20 +68,87 @@ pub struct PolicyMeta {
     pub history: Vec<EpochStats>,
 }
 
+/// Number of parameters of a model with `hidden` units.
+pub fn parameter_count(hidden: usize) -> usize {
+    features::COUNT * (1 + hidden) + 2 * hidden
+}
+
 impl PolicyModel {
+    /// A linear model with every weight 0.
     pub fn zeros() -> PolicyModel {
-        PolicyModel {
-            weights: vec![0.0; features::COUNT],
+        PolicyModel::from_params(0, vec![0.0; parameter_count(0)])
+    }
+
+    /// A model of `hidden` units from its flat parameters (see the module).
+    pub fn from_params(hidden: usize, params: Vec<f32>) -> PolicyModel {
+        assert!(hidden <= MAX_HIDDEN && params.len() == parameter_count(hidden));
+        PolicyModel { hidden, params }
+    }
+
+    /// A model to start training from: linear weights 0 and, with hidden
+    /// units, small seeded random embeddings and output weights (zeros
+    /// would keep every unit alike).
+    pub fn initial(hidden: usize, seed: u64) -> PolicyModel {
+        let mut params = vec![0.0; parameter_count(hidden)];
+        let mut rng = crate::random::Rng::new(seed ^ 0x0005_eed0_fe3b);
+        let embedding = (3.0 / PER_MOVE as f64).sqrt();
+        let n = features::COUNT;
+        for (i, p) in params[n..].iter_mut().enumerate() {
+            let scale = if i < n * hidden {
+                embedding
+            } else if i < n * hidden + hidden {
+                continue; // biases start at 0
+            } else {
+                0.1
+            };
+            let unit = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            *p = ((unit * 2.0 - 1.0) * scale) as f32;
         }
+        PolicyModel { hidden, params }
+    }
+
+    pub fn hidden(&self) -> usize {
+        self.hidden
+    }
+
+    pub fn params(&self) -> &[f32] {
+        &self.params
+    }
+
+    pub fn params_mut(&mut self) -> &mut [f32] {
+        &mut self.params
     }
 
     /// Score of one move from its [`PER_MOVE`] features.
     #[inline]
     pub fn score(&self, move_features: &[Feature]) -> f32 {
-        move_features
-            .iter()
-            .map(|&f| self.weights[f as usize])
-            .sum()
+        let mut units = [0f32; MAX_HIDDEN];
+        self.forward(move_features, &mut units[..self.hidden])
+    }
+
+    /// The score, leaving the hidden units' inputs (before relu) in `units`.
+    #[inline]
+    pub fn forward(&self, move_features: &[Feature], units: &mut [f32]) -> f32 {
+        let linear: f32 = move_features.iter().map(|&f| self.params[f as usize]).sum();
+        let h = self.hidden;
+        if h == 0 {
+            return linear;
+        }
+        let n = features::COUNT;
+        units.copy_from_slice(&self.params[n * (1 + h)..n * (1 + h) + h]);
+        for &f in move_features {
+            let row = &self.params[n + f as usize * h..n + (f as usize + 1) * h];
+            for (u, e) in units.iter_mut().zip(row) {
+                *u += e;
+            }
+        }
+        let output = &self.params[n * (1 + h) + h..];
+        linear
+            + units
+                .iter()
+                .zip(output)
+                .map(|(u, v)| u.max(0.0) * v)
+                .sum::<f32>()
     }
 
     /// Scores of `moves`, legal moves of `pos`, in order.
@@ -82,8 +161,12 @@ impl PolicyModel {
 
     /// The model file's text.
     pub fn to_text(&self) -> String {
-        let mut s = format!("{MAGIC} {} {}\n", features::VERSION, self.weights.len());
-        for w in &self.weights {
+        let mut s = format!("{MAGIC} {} {}", features::VERSION, features::COUNT);
+        if self.hidden > 0 {
+            s.push_str(&format!(" {}", self.hidden));
+        }
+        s.push('\n');
+        for w in &self.params {
             s.push_str(&format!("{w}\n"));
         }
         s
@@ -94,7 +177,19 @@ impl PolicyModel {
         let mut lines = text.lines();
         let header = lines.next().unwrap_or("");
         let fields: Vec<&str> = header.split_whitespace().collect();
-        let [magic, version, count] = fields[..] else {
+        let (magic, version, count, hidden) = match fields[..] {
+            [m, v, c] => (m, v, c, "0"),
+            [m, v, c, h] => (m, v, c, h),
+            _ => bail!(
+                "{}:1: not a niwatori policy model (header {header:?})",
+                path.display()
+            ),
+        };
+        let Some(hidden) = hidden
+            .parse::<usize>()
+            .ok()
+            .filter(|&h| (1..=MAX_HIDDEN).contains(&h) || fields.len() == 3)
+        else {
             bail!(
                 "{}:1: not a niwatori policy model (header {header:?})",
                 path.display()
@@ -124,14 +219,18 @@ impl PolicyModel {
                     .with_context(|| format!("{}:{}: {l:?} is not a weight", path.display(), i + 2))
             })
             .collect::<Result<Vec<f32>>>()?;
-        if weights.len() != features::COUNT {
+        if weights.len() != parameter_count(hidden) {
             bail!(
-                "{}: {} weights, the header says {count}",
+                "{}: {} parameters, the header says {} ({count} features, {hidden} hidden units)",
                 path.display(),
-                weights.len()
+                weights.len(),
+                parameter_count(hidden)
             );
         }
-        Ok(PolicyModel { weights })
+        Ok(PolicyModel {
+            hidden,
+            params: weights,
+        })
     }
 
     /// Writes the model and its sidecar, each atomically.
@@ -163,11 +262,28 @@ mod tests {
     #[test]
     fn a_model_file_round_trips_and_bad_lines_are_named() {
         let mut m = PolicyModel::zeros();
-        for (i, w) in m.weights.iter_mut().enumerate() {
+        for (i, w) in m.params.iter_mut().enumerate() {
             *w = (i as f32 * 0.37).sin() / 3.0;
         }
         let path = Path::new("p.policy");
         assert_eq!(PolicyModel::from_text(path, &m.to_text()).unwrap(), m);
+        let deep = PolicyModel::initial(4, 7);
+        let text = deep.to_text();
+        assert!(text.starts_with(&format!(
+            "niwatori-policy {} {} 4\n",
+            features::VERSION,
+            features::COUNT
+        )));
+        assert_eq!(PolicyModel::from_text(path, &text).unwrap(), deep);
+        let short = text
+            .rsplit_once('\n')
+            .unwrap()
+            .0
+            .rsplit_once('\n')
+            .unwrap()
+            .0;
+        let e = PolicyModel::from_text(path, short).unwrap_err().to_string();
+        assert!(e.contains("hidden units"), "{e}");
         let bad = m.to_text().replacen("\n0\n", "\nx\n", 1);
         let e = PolicyModel::from_text(path, &bad).unwrap_err().to_string();
         assert_eq!(e, "p.policy:2: \"x\" is not a weight");

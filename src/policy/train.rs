@@ -1,6 +1,7 @@
-//! Fitting a linear softmax policy to game moves: multinomial logistic
-//! regression over each position's legal moves, by AdaGrad stochastic
-//! gradient descent with an L2 penalty.
+//! Fitting a softmax policy to game moves: multinomial logistic regression
+//! over each position's legal moves (with `hidden` units, through one
+//! hidden relu layer by backpropagation), by AdaGrad stochastic gradient
+//! descent with an L2 penalty.
 //!
 //! Why our own solver: the classes of a position are its legal moves, a
 //! different set each time, with a sparse feature vector each; linfa's
@@ -23,7 +24,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::features::{self, Feature, PER_MOVE};
-use super::model::{EpochStats, PolicyMeta, PolicyModel};
+use super::model::{EpochStats, MAX_HIDDEN, PolicyMeta, PolicyModel, parameter_count};
 use crate::progress::{Progress, Unit};
 use crate::records::Game;
 
@@ -35,8 +36,11 @@ pub struct PolicySettings {
     pub eta: f64,
     /// L2 penalty per feature occurrence.
     pub lambda: f64,
-    /// Seed of the epochs' orders.
+    /// Seed of the epochs' orders (and of the hidden layer's start).
     pub seed: u64,
+    /// Hidden relu units (0: a linear policy).
+    #[serde(default)]
+    pub hidden: usize,
 }
 
 impl PolicySettings {
@@ -51,6 +55,10 @@ impl PolicySettings {
             self.lambda >= 0.0 && self.lambda.is_finite(),
             "--lambda must be 0 or more"
         );
+        ensure!(
+            self.hidden <= MAX_HIDDEN,
+            "--hidden must be at most {MAX_HIDDEN}"
+        );
         Ok(())
     }
 }
@@ -62,6 +70,7 @@ impl Default for PolicySettings {
             eta: 0.05,
             lambda: 1e-6,
             seed: 1,
+            hidden: 0,
         }
     }
 }
@@ -150,7 +159,7 @@ struct State {
     squares: Vec<f32>,
 }
 
-const STATE_MAGIC: &[u8; 8] = b"NWPOLST1";
+const STATE_MAGIC: &[u8; 8] = b"NWPOLST2";
 
 fn state_path(model: &Path) -> PathBuf {
     let mut s = model.as_os_str().to_owned();
@@ -162,35 +171,149 @@ impl State {
     fn to_bytes(&self) -> Vec<u8> {
         let mut b = STATE_MAGIC.to_vec();
         b.extend(self.epoch.to_le_bytes());
-        b.extend((self.model.weights.len() as u32).to_le_bytes());
-        for v in self.model.weights.iter().chain(&self.squares) {
+        b.extend((features::COUNT as u32).to_le_bytes());
+        b.extend((self.model.hidden() as u32).to_le_bytes());
+        for v in self.model.params().iter().chain(&self.squares) {
             b.extend(v.to_le_bytes());
         }
         b
     }
 
-    fn from_bytes(path: &Path, b: &[u8]) -> Result<State> {
-        let n = features::COUNT;
-        if b.len() != 16 + 8 * n
+    fn from_bytes(path: &Path, b: &[u8], hidden: usize) -> Result<State> {
+        let n = parameter_count(hidden);
+        if b.len() != 20 + 8 * n
             || &b[..8] != STATE_MAGIC
-            || u32::from_le_bytes(b[12..16].try_into()?) as usize != n
+            || u32::from_le_bytes(b[12..16].try_into()?) as usize != features::COUNT
+            || u32::from_le_bytes(b[16..20].try_into()?) as usize != hidden
         {
             bail!(
-                "{}: not a policy training state of this build (delete it to start afresh)",
+                "{}: not a policy training state of this build and --hidden (delete it to start afresh)",
                 path.display()
             );
         }
-        let floats: Vec<f32> = b[16..]
+        let floats: Vec<f32> = b[20..]
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
             .collect();
         Ok(State {
             epoch: u32::from_le_bytes(b[8..12].try_into()?),
-            model: PolicyModel {
-                weights: floats[..n].to_vec(),
-            },
+            model: PolicyModel::from_params(hidden, floats[..n].to_vec()),
             squares: floats[n..].to_vec(),
         })
+    }
+}
+
+/// Scratch space of [`Gradient::add`], reused from position to position.
+struct Gradient {
+    /// One entry a parameter; only the touched features' rows, the biases
+    /// and the output weights are ever non-zero.
+    values: Vec<f32>,
+    marked: Vec<bool>,
+    /// Features of the position, each once.
+    touched: Vec<Feature>,
+    scores: Vec<f32>,
+    units: Vec<f32>,
+    delta: Vec<f32>,
+}
+
+impl Gradient {
+    fn new(hidden: usize) -> Gradient {
+        Gradient {
+            values: vec![0.0; parameter_count(hidden)],
+            marked: vec![false; features::COUNT],
+            touched: Vec::new(),
+            scores: Vec::new(),
+            units: Vec::new(),
+            delta: vec![0.0; hidden],
+        }
+    }
+
+    /// Adds the gradient of `−log p(moves[played])` to `values` and
+    /// returns that loss.
+    fn add(&mut self, model: &PolicyModel, moves: &[Feature], played: usize) -> f64 {
+        let h = model.hidden();
+        let n = features::COUNT;
+        // where the biases and the output weights start among the parameters
+        let (biases, outputs) = (n * (1 + h), n * (1 + h) + h);
+        self.units.resize(moves.len() / PER_MOVE * h, 0.0);
+        self.scores.clear();
+        for (j, m) in moves.chunks_exact(PER_MOVE).enumerate() {
+            let score = model.forward(m, &mut self.units[j * h..(j + 1) * h]);
+            self.scores.push(score);
+        }
+        let top = self
+            .scores
+            .iter()
+            .copied()
+            .fold(f32::NEG_INFINITY, f32::max);
+        let mut sum = 0.0;
+        for p in self.scores.iter_mut() {
+            *p = (*p - top).exp();
+            sum += *p;
+        }
+        let params = model.params();
+        for (j, m) in moves.chunks_exact(PER_MOVE).enumerate() {
+            let g = self.scores[j] / sum - f32::from(u8::from(j == played));
+            for &f in m {
+                if !self.marked[f as usize] {
+                    self.marked[f as usize] = true;
+                    self.touched.push(f);
+                }
+                self.values[f as usize] += g;
+            }
+            if h == 0 {
+                continue;
+            }
+            // back through the relu: only the units that were on
+            let u = &self.units[j * h..(j + 1) * h];
+            for k in 0..h {
+                self.delta[k] = if u[k] > 0.0 {
+                    self.values[outputs + k] += g * u[k];
+                    g * params[outputs + k]
+                } else {
+                    0.0
+                };
+                self.values[biases + k] += self.delta[k];
+            }
+            for &f in m {
+                let f = f as usize;
+                let row = &mut self.values[n + f * h..n + (f + 1) * h];
+                for (r, d) in row.iter_mut().zip(&self.delta) {
+                    *r += d;
+                }
+            }
+        }
+        -f64::from((self.scores[played] / sum).ln())
+    }
+
+    /// One AdaGrad step on every parameter `add` touched (with the L2
+    /// penalty, biases excepted), leaving `values` all zero again.
+    fn step(&mut self, model: &mut PolicyModel, squares: &mut [f32], eta: f32, lambda: f32) {
+        let h = model.hidden();
+        let n = features::COUNT;
+        let (biases, outputs) = (n * (1 + h), n * (1 + h) + h);
+        let params = model.params_mut();
+        let values = &mut self.values;
+        let mut step = |p: usize, penalty: f32| {
+            let g = values[p] + penalty * params[p];
+            values[p] = 0.0;
+            squares[p] += g * g;
+            if squares[p] > 0.0 {
+                params[p] -= eta * g / squares[p].sqrt();
+            }
+        };
+        for &f in &self.touched {
+            let f = f as usize;
+            self.marked[f] = false;
+            step(f, lambda);
+            for p in n + f * h..n + (f + 1) * h {
+                step(p, lambda);
+            }
+        }
+        for p in biases..outputs + h {
+            step(p, if p < outputs { 0.0 } else { lambda });
+        }
+        self.touched.clear();
     }
 }
 
@@ -203,45 +326,12 @@ fn epoch(state: &mut State, data: &PolicyData, settings: &PolicySettings) -> f64
         order.swap(i, rng.below(i + 1));
     }
     let (eta, lambda) = (settings.eta as f32, settings.lambda as f32);
-    let mut gradient = vec![0f32; features::COUNT];
-    let mut touched: Vec<Feature> = Vec::new();
-    let mut probabilities = Vec::new();
-    let mut loss = 0.0;
     let State { model, squares, .. } = state;
+    let mut gradient = Gradient::new(model.hidden());
+    let mut loss = 0.0;
     for &i in &order {
-        let moves = data.moves(i);
-        probabilities.clear();
-        probabilities.extend(moves.chunks_exact(PER_MOVE).map(|m| model.score(m)));
-        let top = probabilities
-            .iter()
-            .copied()
-            .fold(f32::NEG_INFINITY, f32::max);
-        let mut sum = 0.0;
-        for p in probabilities.iter_mut() {
-            *p = (*p - top).exp();
-            sum += *p;
-        }
-        let played = data.played(i);
-        loss += -f64::from((probabilities[played] / sum).ln());
-        for (j, m) in moves.chunks_exact(PER_MOVE).enumerate() {
-            let g = probabilities[j] / sum - f32::from(u8::from(j == played));
-            for &f in m {
-                if gradient[f as usize] == 0.0 {
-                    touched.push(f);
-                }
-                gradient[f as usize] += g;
-            }
-        }
-        for &f in &touched {
-            let f = f as usize;
-            let g = gradient[f] + lambda * model.weights[f];
-            gradient[f] = 0.0;
-            squares[f] += g * g;
-            if squares[f] > 0.0 {
-                model.weights[f] -= eta * g / squares[f].sqrt();
-            }
-        }
-        touched.clear();
+        loss += gradient.add(model, data.moves(i), data.played(i));
+        gradient.step(model, squares, eta, lambda);
     }
     loss / n.max(1) as f64
 }
@@ -262,13 +352,14 @@ pub fn train(
     let (mut state, mut best) = if state_file.exists() {
         let bytes = std::fs::read(&state_file)
             .with_context(|| format!("reading {}", state_file.display()))?;
-        let state = State::from_bytes(&state_file, &bytes)?;
+        let state = State::from_bytes(&state_file, &bytes, settings.hidden)?;
         let (best, before) = PolicyModel::load(out)?;
         let same = |a: &PolicyMeta, b: &PolicyMeta| {
             (
                 a.settings.eta,
                 a.settings.lambda,
                 a.settings.seed,
+                a.settings.hidden,
                 &a.kifu,
                 &a.extra,
                 a.train_positions,
@@ -277,6 +368,7 @@ pub fn train(
                 b.settings.eta,
                 b.settings.lambda,
                 b.settings.seed,
+                b.settings.hidden,
                 &b.kifu,
                 &b.extra,
                 b.train_positions,
@@ -294,14 +386,14 @@ pub fn train(
         meta.best_epoch = before.best_epoch;
         (state, best)
     } else {
-        let zero = PolicyModel::zeros();
+        let start = PolicyModel::initial(settings.hidden, settings.seed);
         (
             State {
                 epoch: 0,
-                model: zero.clone(),
-                squares: vec![0.0; features::COUNT],
+                model: start.clone(),
+                squares: vec![0.0; parameter_count(settings.hidden)],
             },
-            zero,
+            start,
         )
     };
     let progress = Progress::start(
@@ -344,4 +436,71 @@ pub fn train(
     }
     progress.finish();
     Ok(best)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three moves of made-up features (each block's first few indices).
+    fn position() -> Vec<Feature> {
+        (0..3 * PER_MOVE)
+            .map(|i| ((i % PER_MOVE) * 1000 + (i / PER_MOVE) * 7 + i % 3) as Feature)
+            .collect()
+    }
+
+    fn loss(model: &PolicyModel, moves: &[Feature], played: usize) -> f64 {
+        let scores: Vec<f64> = moves
+            .chunks_exact(PER_MOVE)
+            .map(|m| f64::from(model.score(m)))
+            .collect();
+        let sum: f64 = scores.iter().map(|s| s.exp()).sum();
+        sum.ln() - scores[played]
+    }
+
+    #[test]
+    fn the_backpropagated_gradient_matches_finite_differences() {
+        let moves = position();
+        for hidden in [0, 5] {
+            let mut model = PolicyModel::initial(hidden, 3);
+            // non-zero linear weights and biases, so every kind of parameter is tried
+            for (i, p) in model.params_mut().iter_mut().enumerate() {
+                if i < features::COUNT || *p == 0.0 {
+                    *p = ((i % 17) as f32 - 8.0) / 40.0;
+                }
+            }
+            let mut gradient = Gradient::new(hidden);
+            let l = gradient.add(&model, &moves, 1);
+            assert!((l - loss(&model, &moves, 1)).abs() < 1e-5);
+            let n = features::COUNT;
+            let mut checked = 0;
+            let mut candidates: Vec<usize> = moves.iter().map(|&f| f as usize).collect();
+            for &f in &moves[..4] {
+                candidates.extend((0..hidden).map(|k| n + f as usize * hidden + k));
+            }
+            candidates.extend(n * (1 + hidden)..parameter_count(hidden));
+            for p in candidates {
+                let eps = 1e-3;
+                let mut plus = model.clone();
+                plus.params_mut()[p] += eps;
+                let mut minus = model.clone();
+                minus.params_mut()[p] -= eps;
+                let numeric =
+                    (loss(&plus, &moves, 1) - loss(&minus, &moves, 1)) / (2.0 * f64::from(eps));
+                let analytic = f64::from(gradient.values[p]);
+                assert!(
+                    (numeric - analytic).abs() < 2e-3,
+                    "hidden {hidden}, parameter {p}: backprop {analytic}, finite differences {numeric}"
+                );
+                checked += 1;
+            }
+            assert!(checked >= 3 * PER_MOVE);
+            // the step leaves the scratch clean for the next position
+            let mut squares = vec![0.0; parameter_count(hidden)];
+            gradient.step(&mut model, &mut squares, 0.1, 0.0);
+            assert!(gradient.values.iter().all(|&v| v == 0.0));
+            assert!(gradient.marked.iter().all(|&m| !m));
+            assert!(loss(&model, &moves, 1) < l, "a step lowers the loss");
+        }
+    }
 }
