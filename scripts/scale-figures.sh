@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The "Data at scale" figures: learn (one iteration, 30 % of the positions,
-# .bin rows) on the first FILES record files of the shared games (wcsc28,
+# The "Data at scale" figures: learn (one iteration, SAMPLE of the positions,
+# default 0.3, .bin rows) on the first FILES record files of the shared games (wcsc28,
 # gps, pro, misc, selfplay, then fsf-floodgate), plus every record of
 # EXTRA_DIR (generated games, see generate-games.sh); prints one table row:
 # games, rows, bytes, each stage's seconds, peak memory and agreement.
-#   scripts/scale-figures.sh FILES [EXTRA_DIR] [WORK_DIR]
+#   [SAMPLE=0.3] scripts/scale-figures.sh FILES [EXTRA_DIR] [WORK_DIR]
 set -euo pipefail
 files=${1:?usage: scripts/scale-figures.sh FILES [EXTRA_DIR] [WORK_DIR]}
 extra=${2:-}
@@ -22,7 +22,7 @@ for d in wcsc28 gps pro misc selfplay fsf-floodgate; do
   done
 done
 [ -z "$extra" ] || ln -s "$(cd "$extra" && pwd)" "$work/kifu/extra"
-/usr/bin/time -v "$bin" learn --kifu "$work/kifu" --iterations 1 --sample 0.3 \
+/usr/bin/time -v "$bin" learn --kifu "$work/kifu" --iterations 1 --sample "${SAMPLE:-0.3}" \
   --out "$work/models" --features "$work/features" > "$work/learn.log" 2>&1
 python3 - "$work" <<'EOF'
 import json, re, sys
