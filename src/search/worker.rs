@@ -274,6 +274,24 @@ struct OrderContext {
     previous: [Option<usize>; 2],
 }
 
+impl OrderContext {
+    /// What the ordering of a quiet move needs, with the worker's tables
+    /// (passed as fields, so that the move list stays free to push to).
+    fn quiet<'a>(
+        &'a self,
+        history: &'a History,
+        continuation: &'a ContinuationHistory,
+    ) -> QuietContext<'a> {
+        QuietContext {
+            killers: &self.killers,
+            counter: self.counter,
+            history,
+            continuation,
+            previous: self.previous,
+        }
+    }
+}
+
 /// One thread's search of one kind ([`Mode`]).
 pub(crate) struct Worker<'a, M: Mode> {
     pub pos: &'a mut Position,
@@ -430,6 +448,7 @@ impl<'a, M: Mode> Worker<'a, M> {
     fn push_scored<G: MoveGenType>(&mut self, ply: usize, skip: &[Move32], q: &OrderContext) {
         let mut generated = Move32List::new();
         generate_moves_move32::<G>(self.pos, &mut generated);
+        let qc = q.quiet(&self.buf.history, &self.buf.continuation);
         for &mv in generated.iter() {
             // Whole moves, piece included: a killer from another position
             // with this one's squares is another move.
@@ -437,14 +456,7 @@ impl<'a, M: Mode> Worker<'a, M> {
                 continue;
             }
             let s = if M::SELECTIVE {
-                let q = QuietContext {
-                    killers: &q.killers,
-                    counter: q.counter,
-                    history: &self.buf.history,
-                    continuation: &self.buf.continuation,
-                    previous: q.previous,
-                };
-                score_move_selective(self.pos, mv, Move32::MOVE_NONE, &q)
+                score_move_selective(self.pos, mv, Move32::MOVE_NONE, &qc)
             } else {
                 score_move(
                     self.pos,
@@ -476,13 +488,7 @@ impl<'a, M: Mode> Worker<'a, M> {
                 push_move_features(self.pos, threat.as_ref(), mv, &mut features);
             }
         }
-        let qc = QuietContext {
-            killers: &q.killers,
-            counter: q.counter,
-            history: &self.buf.history,
-            continuation: &self.buf.continuation,
-            previous: q.previous,
-        };
+        let qc = q.quiet(&self.buf.history, &self.buf.continuation);
         let mut scored = features.chunks_exact(PER_MOVE);
         for &mv in generated.iter() {
             if skip.contains(&mv) {
