@@ -89,6 +89,11 @@ pub struct Game {
     /// The players' ratings (black, white) from floodgate's
     /// `'black_rate:NAME:RATE` and `'white_rate:` comments, if given.
     pub ratings: [Option<f64>; 2],
+    /// Per move of `moves`, the score the record's `'**` comment after it
+    /// gives (CSA's convention, and `niwatori match`'s: the mover's search
+    /// score before the move, from Black's view); empty when the record
+    /// has none (KIF, position files).
+    pub scores: Vec<Option<i32>>,
 }
 
 /// Finds games that repeat an earlier one (the same start position and the
@@ -185,6 +190,26 @@ impl Game {
             _ if end.contains("千日手") || end.contains("持将棋") => Outcome::Draw,
             _ => Outcome::Unknown,
         }
+    }
+
+    /// The score recorded after move `i` (0-based), from the mover's view
+    /// (`'**` comments give Black's).
+    ///
+    /// ```
+    /// use niwatori::records::{Format, parse_games};
+    /// let text = "PI\n+\n+7776FU\n'** 30 -3334FU\n-3334FU,T3\n'** 25\n+2726FU\n%TORYO\n";
+    /// let game = &parse_games("g.csa".as_ref(), Format::Csa, text.as_bytes()).games[0];
+    /// assert_eq!(game.scores, [Some(30), Some(25), None]);
+    /// assert_eq!((game.mover_score(0), game.mover_score(1), game.mover_score(2)), (Some(30), Some(-25), None));
+    /// ```
+    pub fn mover_score(&self, i: usize) -> Option<i32> {
+        let black = self.scores.get(i).copied().flatten()?;
+        let white_first = self.start_sfen.split_whitespace().nth(1) == Some("w");
+        Some(if white_first == (i % 2 == 0) {
+            -black
+        } else {
+            black
+        })
     }
 
     /// Whether both players are rated at least `rating` (an unrated game
@@ -499,6 +524,7 @@ fn position_game(
         ending: None,
         truncated: false,
         ratings: [None, None],
+        scores: Vec::new(),
     })
 }
 
@@ -637,7 +663,30 @@ fn read_csa_game(source: &Path, index: usize, start: usize, chunk: &[&str], out:
     let ratings = csa_ratings(chunk);
     for g in &mut out.games[before..] {
         g.ratings = ratings;
+        g.scores = csa_scores(chunk, g.moves.len());
     }
+}
+
+/// The `'**` score of each of the first `moves` moves of a game's lines:
+/// the comment's first number after the move, if any, before the next move.
+fn csa_scores(chunk: &[&str], moves: usize) -> Vec<Option<i32>> {
+    let mut scores = vec![None; moves];
+    let mut seen = 0usize;
+    for line in chunk {
+        let line = line.trim_start();
+        if let Some(rest) = line.strip_prefix("'**") {
+            if let Some(slot) = seen.checked_sub(1).and_then(|i| scores.get_mut(i)) {
+                *slot = rest.split_whitespace().next().and_then(|v| v.parse().ok());
+            }
+        } else if !line.starts_with('\'') {
+            seen += line
+                .split(',')
+                .map(str::trim)
+                .filter(|t| (t.starts_with('+') || t.starts_with('-')) && t.len() >= 7)
+                .count();
+        }
+    }
+    scores
 }
 
 fn read_csa_moves(source: &Path, index: usize, start: usize, chunk: &[&str], out: &mut FileGames) {
@@ -858,5 +907,6 @@ fn game_from_record(
             .and_then(|t| t.raw().map(str::to_string)),
         truncated,
         ratings: [None, None],
+        scores: Vec::new(),
     }
 }

@@ -26,6 +26,7 @@ fn random_model() -> Learned {
         .collect();
     let meta = ModelMetadata {
         features: Some(FeatureScheme {
+            base: Default::default(),
             scheme: features::SCHEME.into(),
             scheme_version: u64::from(features::SCHEME_VERSION),
             num_features: n,

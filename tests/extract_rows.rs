@@ -53,6 +53,7 @@ fn short(rel: &str, plies: usize, dir: &Path) -> PathBuf {
             moves += 1;
         }
         if (is_move && moves > plies)
+            || (moves > plies && t.starts_with("'**"))
             || t.starts_with('%')
             || (moves >= plies && t.starts_with('T'))
         {
@@ -621,6 +622,70 @@ fn leaf_rows_describe_the_principal_variation_leaf() {
     assert_eq!(exact, quiet, "labels that are the leaf's material");
 }
 
+/// `--base material`: each row's target is its score less the row
+/// position's material for the same player. With material labels at the
+/// leaf that leaves exactly 0 for every sibling labelled by its own score,
+/// the margin-raised or pushed-down residual for the others, and the mates
+/// at the clamp where `train --drop-clamped` finds them.
+#[test]
+fn material_base_rows_hold_what_material_misses() {
+    use niwatori::rows::{Base, FeaturesAt};
+
+    let src = fresh_dir("base-in");
+    let input = [short("pro/kifu25654.csa", 60, &src)];
+    let (plain, over) = (fresh_dir("base-none"), fresh_dir("base-material"));
+    let leaf = ExtractOptions {
+        features_at: FeaturesAt::Leaf,
+        margin: 200,
+        ..Default::default()
+    };
+    run(&input, &plain, &leaf);
+    let options = ExtractOptions {
+        base: Base::Material,
+        ..leaf.clone()
+    };
+    run(&input, &over, &options);
+    let meta: RunMeta =
+        serde_json::from_slice(&std::fs::read(over.join("extract.json")).unwrap()).unwrap();
+    assert_eq!(meta.scheme.base, Base::Material);
+    let plain_meta = std::fs::read_to_string(plain.join("extract.json")).unwrap();
+    assert!(
+        !plain_meta.contains("\"base\""),
+        "the default stays out of metadata"
+    );
+
+    let read = |dir: &Path| {
+        let f = svm_files(dir);
+        assert_eq!(f.len(), 1);
+        libsvm::read_file(&f[0]).unwrap().pairs()
+    };
+    let (plain_rows, over_rows) = (read(&plain), read(&over));
+    assert_eq!(plain_rows.len(), over_rows.len());
+    let (mut zero, mut raised, mut clamped) = (0, 0, 0);
+    for (k, (p, o)) in plain_rows.iter().zip(&over_rows).enumerate() {
+        assert_eq!(p.1, o.1, "row {k}: the same features");
+        if p.0.abs() >= 1.0 {
+            assert_eq!(o.0, p.0, "row {k}: a mate keeps its clamped target");
+            clamped += 1;
+        } else if o.0 == 0.0 {
+            zero += 1;
+        } else {
+            // only the margin's moves (the game move raised, siblings pushed
+            // below it) are off material at a leaf labelled by material
+            assert!(o.0.abs() >= 0.0199, "row {k}: residual {} of {}", o.0, p.0);
+            raised += 1;
+        }
+    }
+    let positions = 60;
+    assert!(zero > 20 * positions, "{zero} rows at material");
+    assert!(
+        raised >= positions,
+        "{raised}: the game move of each position at least"
+    );
+    assert!(raised < zero / 4, "{raised} rows off material");
+    eprintln!("{zero} rows at material, {raised} off it, {clamped} mates");
+}
+
 /// `bench extract` runs extraction's own code with other row sinks: each
 /// stage sees exactly the rows, non-zeros and bytes that `extract` writes.
 #[test]
@@ -653,4 +718,107 @@ fn the_extract_bench_counts_what_extract_writes() {
             Stage::Write => assert_eq!((nnz, bytes), (s.nnz, s.bytes)),
         }
     }
+}
+
+/// `--labels record`: one row a scored position, the game move's sibling,
+/// its target the record's `'**` score for the mover; `record-siblings`:
+/// every sibling, the game move's target that score raised by the margin.
+#[test]
+fn record_labels_are_the_games_own_scores() {
+    use niwatori::rows::Labels;
+
+    let src = fresh_dir("record-in");
+    let input = [short("selfplay/0001.csa", 60, &src)];
+    // the scores, read independently: the first number of a `'**` comment,
+    // Black's view, for the move just before it
+    let text = std::fs::read_to_string(&input[0]).unwrap();
+    let mut recorded: Vec<Option<i32>> = Vec::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("'**") {
+            let v: i32 = rest.split_whitespace().next().unwrap().parse().unwrap();
+            *recorded.last_mut().unwrap() = Some(v);
+        } else if (line.starts_with('+') || line.starts_with('-')) && line.len() >= 7 {
+            recorded.push(None);
+        }
+    }
+    let scored = recorded.iter().filter(|s| s.is_some()).count();
+    assert!(
+        scored >= 30,
+        "{scored} scored moves in {}",
+        input[0].display()
+    );
+
+    let read = |dir: &Path| {
+        let f = svm_files(dir);
+        assert_eq!(f.len(), 1);
+        libsvm::read_file(&f[0]).unwrap().pairs()
+    };
+    let (alone, all) = (fresh_dir("record-alone"), fresh_dir("record-siblings"));
+    let with = |labels| ExtractOptions {
+        labels,
+        margin: 100,
+        ..Default::default()
+    };
+    run(&input, &alone, &with(Labels::Record));
+    run(&input, &all, &with(Labels::RecordSiblings));
+    let (alone_rows, all_rows) = (read(&alone), read(&all));
+    assert_eq!(alone_rows.len(), scored);
+
+    let record = &csa::parse_csa_games_bytes(text.as_bytes()).unwrap()[0];
+    let mut pos = position_from_sfen(record.init_position_sfen()).unwrap();
+    pos.init_stack();
+    let mut scorer = SiblingScorer::new(Arc::new(Material));
+    let (mut row, mut sibling_row) = (0, 0);
+    for (i, mv) in record.main_moves().map(|m| m.mv()).enumerate() {
+        let mut legal = Move32List::new();
+        generate_legal_all_move32(&pos, &mut legal);
+        let game = legal.iter().position(|m| m.to_move() == mv).unwrap();
+        let mover_sign = if pos.turn() == rsshogi::types::Color::BLACK {
+            1
+        } else {
+            -1
+        };
+        if let Some(black_view) = recorded[i] {
+            let g = (mover_sign * black_view).clamp(-10_000, 10_000);
+            let scaled = |cp: i32| f64::from(cp.clamp(-10_000, 10_000)) / 10_000.0;
+            scorer.start_position();
+            for (k, &m) in legal.iter().enumerate() {
+                pos.apply_move32(m);
+                let v = scorer.score(&mut pos);
+                let want: Vec<(u32, f64)> = features(&pos, RelationEncoding::Value)
+                    .into_iter()
+                    .map(|(i, v)| (i + 1, f64::from(v)))
+                    .collect();
+                pos.undo_move32(m).unwrap();
+                // record-siblings: the game move at the record's score plus
+                // the margin, a sibling the search scores above it pushed
+                // below it, the others as searched
+                let target = if k == game {
+                    g + 100
+                } else if v.clamp(-10_000, 10_000) > g {
+                    g - 100
+                } else {
+                    v
+                };
+                assert_eq!(
+                    all_rows[sibling_row + k],
+                    (scaled(target), want.clone()),
+                    "ply {}",
+                    i + 1
+                );
+                if k == game {
+                    assert_eq!(
+                        alone_rows[row],
+                        (scaled(g), want),
+                        "row {row}, ply {}",
+                        i + 1
+                    );
+                }
+            }
+            row += 1;
+            sibling_row += legal.len();
+        }
+        pos.apply_move32(legal[game]);
+    }
+    assert_eq!((row, sibling_row), (alone_rows.len(), all_rows.len()));
 }

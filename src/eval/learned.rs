@@ -26,10 +26,10 @@ use std::path::{Path, PathBuf};
 use rsshogi::board::Position;
 use rsshogi::types::{Bitboard, Color, Move32};
 
-use super::Evaluator;
+use super::{Evaluator, Material};
 use crate::features::{self, Board, RelationEncoding, changed_pairs};
-use crate::rows::FeaturesAt;
 use crate::rows::model::LinearModel;
+use crate::rows::{Base, FeaturesAt};
 
 /// Why a model cannot serve as an evaluation.
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +46,12 @@ pub enum LearnedError {
 /// value ≤ 10 stay far inside `i64`, and the rounding (2⁻²⁴ of the largest
 /// weight) far below what moves an evaluation by a centipawn.
 const QUANT_BITS: u32 = 24;
+
+/// With [`Base::Material`], the model's part of an evaluation is clamped to
+/// ± this many centipawns, so that the evaluation stays within it of
+/// material ([`Evaluator::material_spread`]) and quiescence can stand pat on
+/// material alone far outside the window.
+pub const RESIDUAL_LIMIT: i32 = 1000;
 
 /// The learned sums of one position from both sides' view (index: the
 /// colour seen as the side to move): pair terms and hand terms, in
@@ -66,6 +72,8 @@ pub struct Learned {
     label_scale: f64,
     /// Trained on rows at search leaves (`extract --features-at leaf`).
     leaf_rows: bool,
+    /// What the model adds itself to: nothing, or material.
+    base: Base,
     /// FNV-1a hash of the weights, bias and label scale.
     fingerprint: u64,
     name: String,
@@ -126,7 +134,10 @@ impl Learned {
         let mut fingerprint = 0xcbf2_9ce4_8422_2325u64;
         let bits = weights.iter().map(|&w| u64::from(w as u32));
         let bits = bits.chain([quant_scale.to_bits()]);
-        for x in bits.chain([bias.to_bits(), scheme.label_scale.to_bits()]) {
+        let bits = bits.chain([bias.to_bits(), scheme.label_scale.to_bits()]);
+        // a base changes the values; none keeps older fingerprints
+        let bits = bits.chain((scheme.base != Base::None).then_some(1));
+        for x in bits {
             fingerprint = (fingerprint ^ x).wrapping_mul(0x0100_0000_01b3);
         }
         Ok(Self {
@@ -137,6 +148,7 @@ impl Learned {
             encoding,
             label_scale: scheme.label_scale,
             leaf_rows: scheme.features_at == FeaturesAt::Leaf,
+            base: scheme.base,
             name: "learned".into(),
         })
     }
@@ -212,8 +224,9 @@ impl Learned {
         }
     }
 
-    /// The evaluation of the position `acc` sums, `side_to_move` to move:
-    /// equal to [`Evaluator::evaluate`] of it.
+    /// The model's part of the evaluation of the position `acc` sums,
+    /// `side_to_move` to move: [`Evaluator::evaluate`] of it less the
+    /// base's value.
     pub fn evaluate_accumulated(&self, acc: &Accumulator, side_to_move: Color) -> i32 {
         let i = side_to_move.to_index();
         self.value_of_raw(self.raw_of_sum(acc.pairs[i] + acc.hand[i]))
@@ -243,11 +256,26 @@ impl Learned {
     pub fn leaf_rows(&self) -> bool {
         self.leaf_rows
     }
+
+    /// What the model's values add to: nothing, or material.
+    pub fn base(&self) -> Base {
+        self.base
+    }
 }
 
 impl Evaluator for Learned {
     fn evaluate(&self, pos: &Position) -> i32 {
-        self.value_of_raw(self.raw(pos))
+        match self.base {
+            Base::None => self.value_of_raw(self.raw(pos)),
+            Base::Material => {
+                let residual = self.value_of_raw(self.raw(pos));
+                Material.evaluate(pos) + residual.clamp(-RESIDUAL_LIMIT, RESIDUAL_LIMIT)
+            }
+        }
+    }
+
+    fn material_spread(&self) -> Option<i32> {
+        (self.base == Base::Material).then_some(RESIDUAL_LIMIT)
     }
 
     fn learned(&self) -> Option<&Learned> {

@@ -16,7 +16,7 @@ mod material;
 mod noise;
 
 pub use inaniwa::AntiInaniwa;
-pub use learned::{Accumulator, Learned, LearnedError};
+pub use learned::{Accumulator, Learned, LearnedError, RESIDUAL_LIMIT};
 pub use material::{Material, MaterialHand, piece_value};
 pub use noise::Noisy;
 
@@ -47,6 +47,9 @@ impl<E: Evaluator + ?Sized> Evaluator for std::sync::Arc<E> {
     }
     fn learned(&self) -> Option<&Learned> {
         (**self).learned()
+    }
+    fn material_spread(&self) -> Option<i32> {
+        (**self).material_spread()
     }
 }
 
@@ -99,6 +102,16 @@ pub trait Evaluator: Send + Sync {
     /// `extract --resume` never mixes rows labelled by different models).
     fn identity(&self) -> String {
         self.name().to_string()
+    }
+
+    /// How far this evaluation may stray from material, if that is bounded:
+    /// with `Some(r)`, `|evaluate(pos) − Material.evaluate(pos)| ≤ r` for
+    /// every position. Quiescence then stands pat on material alone when
+    /// material is more than `r` outside the window, without the full
+    /// evaluation. `None` (the default): unbounded, or not worth it (a
+    /// wrapper that changes the scores must not pass it on).
+    fn material_spread(&self) -> Option<i32> {
+        None
     }
 
     /// This evaluation as a learned model, whose sums the search keeps

@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 use super::{ExtractOptions, Shard, extract};
 use crate::eval::{Evaluator, Material};
 use crate::features::RelationEncoding;
-use crate::rows::{FeaturesAt, RowFormat};
+use crate::rows::{Base, FeaturesAt, Labels, RowFormat};
 
 /// How rows are made: the options `extract` and `bench extract` share.
 #[derive(clap::Args, Debug, Clone)]
@@ -26,6 +26,17 @@ pub struct RowArgs {
     /// its search's principal variation (a quiet position).
     #[arg(long, value_enum, default_value_t = FeaturesAt::Sibling)]
     pub features_at: FeaturesAt,
+    /// Which rows a position gives: every sibling, its target the depth-1
+    /// search's score with the game move raised by the margin; or only the
+    /// game move's sibling, its target the score the record gives with the
+    /// move (`'**` comments, as `niwatori match` and floodgate write them).
+    #[arg(long, value_enum, default_value_t = Labels::Siblings)]
+    pub labels: Labels,
+    /// What targets are measured from: the score itself (`none`), or the
+    /// score less the row position's material (`material`: a model of what
+    /// material misses, evaluated as material plus the model).
+    #[arg(long, value_enum, default_value_t = Base::None)]
+    pub base: Base,
     /// Label with this learned model instead of material (iterations).
     #[arg(long)]
     pub model: Option<PathBuf>,
@@ -50,6 +61,8 @@ impl RowArgs {
             margin: self.margin,
             encoding: self.relation_encoding,
             features_at: self.features_at,
+            labels: self.labels,
+            base: self.base,
             jobs: self.jobs,
             sample: self.sample,
             ..ExtractOptions::default()
@@ -116,6 +129,12 @@ pub fn run(args: ExtractArgs) -> Result<()> {
     options.progress = !args.quiet;
     options.root = args.root.clone();
     options.format = args.format;
+    if options.base != Base::None && !args.format.is_rows() {
+        bail!(
+            "--base applies to training rows; --format {} writes positions with their scores",
+            args.format.name()
+        );
+    }
     options.min_rating = args.min_rating;
     options.shard = args
         .shard

@@ -36,7 +36,7 @@ use crate::features::{RelationEncoding, SCHEME, SCHEME_VERSION};
 use crate::positions::{hcpe::Hcpe, psv::PackedSfenValue};
 use crate::progress::{Progress, Unit};
 use crate::records::{self, Game, Problem, ProblemKind, RecordsError};
-use crate::rows::{FeaturesAt, LABEL_SCALE, RowFormat, Scheme};
+use crate::rows::{Base, FeaturesAt, LABEL_SCALE, Labels, RowFormat, Scheme};
 use crate::search::SiblingScorer;
 use output::{GameMeta, RunMeta};
 
@@ -49,6 +49,12 @@ pub struct ExtractOptions {
     pub encoding: RelationEncoding,
     /// Which position each row describes.
     pub features_at: FeaturesAt,
+    /// Which rows a position gives: every sibling, or the game move's
+    /// with the record's score.
+    pub labels: Labels,
+    /// What targets are measured from: the score itself, or the score less
+    /// the row position's material.
+    pub base: Base,
     /// Worker threads (default: rayon's, one per core).
     pub jobs: Option<usize>,
     /// Skip games whose output is already complete.
@@ -111,6 +117,8 @@ impl Default for ExtractOptions {
             margin: 100,
             encoding: RelationEncoding::default(),
             features_at: FeaturesAt::default(),
+            labels: Labels::default(),
+            base: Base::default(),
             jobs: None,
             resume: false,
             progress: false,
@@ -240,6 +248,8 @@ pub fn scheme_of(options: &ExtractOptions, evaluator: &str, scorer: &str) -> Sch
         scorer: scorer.to_string(),
         features_at: options.features_at,
         sample: options.sample,
+        labels: options.labels,
+        base: options.base,
     }
 }
 

@@ -6,11 +6,11 @@ use std::sync::Arc;
 use rsshogi::board::{Move32List, Position, generate_legal_all_move32};
 use rsshogi::types::{Move, Move32};
 
-use crate::eval::Evaluator;
+use crate::eval::{Evaluator, Material};
 use crate::features::for_each_feature;
 use crate::random::{FNV_OFFSET, fnv1a};
 use crate::records::Game;
-use crate::rows::{FeaturesAt, LABEL_SCALE, libsvm};
+use crate::rows::{Base, FeaturesAt, LABEL_SCALE, Labels, libsvm};
 
 use super::ExtractOptions;
 
@@ -210,6 +210,9 @@ pub struct Scratch {
     /// Rows whose position has the mover to move (a leaf an odd number of
     /// plies below the sibling): their target is negated.
     negated: Vec<bool>,
+    /// Each row position's material for its side to move (with
+    /// [`Base::Material`]).
+    materials: Vec<i32>,
 }
 
 /// Which positions of a game `extract --sample` expands: a hash of the
@@ -256,7 +259,9 @@ impl PositionSample {
 /// move's among them; the final position (no game move) gives none.
 /// `options` supplies the margin, the relation encoding and which position
 /// (sibling or principal-variation leaf) each row describes, and with
-/// `options.sample` < 1 only a sample of the positions is expanded.
+/// `options.sample` < 1 only a sample of the positions is expanded. With
+/// [`Labels::Record`] a position gives the game move's row alone, its
+/// target the record's score (positions without one give none).
 pub fn expand_game<S: SiblingScore + ?Sized, O: RowSink>(
     game: &Game,
     scorer: &mut S,
@@ -280,14 +285,27 @@ pub fn expand_game<S: SiblingScore + ?Sized, O: RowSink>(
                 usi: game_move.to_usi(),
             });
         };
-        if !sample.takes(i + 1) {
+        // with record labels, the game move's sibling alone, if scored
+        let recorded = match options.labels {
+            Labels::Siblings => None,
+            Labels::Record | Labels::RecordSiblings => game
+                .mover_score(i)
+                .map(|s| s.clamp(-LABEL_SCALE, LABEL_SCALE)),
+        };
+        if !sample.takes(i + 1) || (options.labels != Labels::Siblings && recorded.is_none()) {
             pos.apply_move32(moves[game_idx]);
             continue;
         }
+        let alone = options.labels == Labels::Record;
+        let (candidates, game_idx_in) = match alone {
+            true => (std::slice::from_ref(&moves[game_idx]), 0),
+            false => (moves.as_slice(), game_idx),
+        };
         scratch.feats.clear();
         scratch.ranges.clear();
         scratch.scores.clear();
         scratch.negated.clear();
+        scratch.materials.clear();
         // The same position without its history: a depth-1 score never asks
         // about repetitions, and every move played on `pos` would otherwise
         // look for them in the whole game. (A game's positions come from a
@@ -296,7 +314,7 @@ pub fn expand_game<S: SiblingScore + ?Sized, O: RowSink>(
         let mut work =
             Position::from_sfen(&pos.to_sfen(None)).unwrap_or_else(|_| pos.clone_for_search());
         scorer.start_position();
-        for &mv in moves.iter() {
+        for &mv in candidates {
             work.apply_move32(mv);
             scratch.scores.push(scorer.score(&mut work));
             if O::FEATURES {
@@ -312,6 +330,9 @@ pub fn expand_game<S: SiblingScore + ?Sized, O: RowSink>(
                 for_each_feature(&work, encoding, |idx, v| {
                     feats.push((idx, u8::try_from(v).unwrap_or(u8::MAX)));
                 });
+                if options.base == Base::Material {
+                    scratch.materials.push(Material.evaluate(&work));
+                }
                 for &m in leaf.iter().rev() {
                     work.undo_move32(m)
                         .expect("undo of a move just applied cannot fail");
@@ -323,28 +344,40 @@ pub fn expand_game<S: SiblingScore + ?Sized, O: RowSink>(
             work.undo_move32(mv)
                 .expect("undo of a move just applied cannot fail");
         }
-        let labels = targets(&scratch.scores, game_idx, margin);
+        let labels = match (recorded, alone) {
+            (Some(score), true) => vec![score],
+            (Some(score), false) => {
+                let searched = std::mem::replace(&mut scratch.scores[game_idx], score);
+                let labels = targets(&scratch.scores, game_idx, margin);
+                scratch.scores[game_idx] = searched;
+                labels
+            }
+            (None, _) => targets(&scratch.scores, game_idx, margin),
+        };
         if O::FEATURES {
             let rows = labels.iter().zip(&scratch.ranges).zip(&scratch.negated);
-            for ((&t, &(a, b)), &negated) in rows {
-                out.row(if negated { -t } else { t }, &scratch.feats[a..b]);
+            for (k, ((&t, &(a, b)), &negated)) in rows.enumerate() {
+                let t = if negated { -t } else { t };
+                let material = scratch.materials.get(k).copied().unwrap_or(0);
+                out.row(options.base.target(t, material), &scratch.feats[a..b]);
             }
         } else {
             for &t in &labels {
                 out.row(t, &[]);
             }
         }
-        out.position(&pos, game_move, &scratch.scores);
+        let scores = if alone { &labels } else { &scratch.scores };
+        out.position(&pos, game_move, scores);
         result.nnz += scratch.feats.len();
         result.positions.push(PositionRows {
             ply: i + 1,
             sfen: pos.to_sfen(None),
             game_move: game_move.to_usi(),
             first_row: result.rows,
-            num_rows: moves.len(),
-            game_row: result.rows + game_idx,
+            num_rows: candidates.len(),
+            game_row: result.rows + game_idx_in,
         });
-        result.rows += moves.len();
+        result.rows += candidates.len();
         pos.apply_move32(moves[game_idx]);
     }
     Ok(result)

@@ -20,7 +20,7 @@ use crate::eval::{Evaluator, Learned, Material};
 use crate::extract::{ExtractOptions, extract};
 use crate::report::{Report, SiblingValue};
 use crate::rows::model::LinearModel;
-use crate::rows::{FeaturesAt, RowFormat};
+use crate::rows::{Base, FeaturesAt, Labels, RowFormat};
 use crate::train::params::{SolverArgs, SolverDefaults};
 use crate::train::{TrainOptions, train_files_with};
 
@@ -65,6 +65,16 @@ pub struct LearnArgs {
     /// better than one or three in a measured sweep.
     #[arg(long, default_value_t = 200)]
     pub margin: i32,
+    /// Which rows a position gives (see `extract --labels`): every sibling
+    /// labelled by the depth-1 search, or with the record's own score for
+    /// the game move (games played by a stronger engine, its `'**` scores).
+    #[arg(long, value_enum, default_value_t = Labels::Siblings)]
+    pub labels: Labels,
+    /// What targets are measured from (see `extract --base`): the
+    /// score itself, or the score less material (the model learns what
+    /// material misses and evaluates as material plus the model).
+    #[arg(long, value_enum, default_value_t = Base::None)]
+    pub base: Base,
     /// Run the extract and train stages under this launcher, e.g.
     /// "mpirun -np 16 --hostfile hosts": extraction in shards, one a rank,
     /// and training on every rank (a niwatori built with `--features mpi`).
@@ -135,6 +145,12 @@ pub struct LearnSettings {
     pub min_rating: Option<f64>,
     #[serde(default)]
     pub split_opening: Option<u32>,
+    /// Runs recorded before `--labels` existed labelled every sibling.
+    #[serde(default)]
+    pub labels: Labels,
+    /// Runs recorded before `--base` existed had none.
+    #[serde(default, skip_serializing_if = "Base::is_none")]
+    pub base: Base,
 }
 
 impl LearnSettings {
@@ -153,6 +169,8 @@ impl LearnSettings {
             format: args.format,
             min_rating: args.min_rating,
             split_opening: args.split.split_opening,
+            labels: args.labels,
+            base: args.base,
         }
     }
 
@@ -165,12 +183,16 @@ impl LearnSettings {
         let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
             return vec!["unreadable settings".into()];
         };
-        a.iter()
-            .filter(|(k, v)| b.get(*k) != Some(v))
-            .map(|(k, v)| {
+        // both sides' keys: a setting left out at its default on one side
+        let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+        let null = serde_json::Value::Null;
+        keys.into_iter()
+            .filter(|k| a.get(*k) != b.get(*k))
+            .map(|k| {
                 format!(
-                    "{k}: {v} → {}",
-                    b.get(k).unwrap_or(&serde_json::Value::Null)
+                    "{k}: {} → {}",
+                    a.get(k).unwrap_or(&null),
+                    b.get(k).unwrap_or(&null)
                 )
             })
             .collect()
@@ -315,6 +337,8 @@ pub fn run(args: LearnArgs) -> Result<()> {
             features_at: args.features_at,
             sample: args.sample,
             margin: args.margin,
+            labels: args.labels,
+            base: args.base,
             format: args.format,
             min_rating: args.min_rating,
             ..ExtractOptions::default()
@@ -478,6 +502,10 @@ impl Launched<'_> {
             .arg(a.sample.to_string())
             .arg("--margin")
             .arg(a.margin.to_string())
+            .arg("--labels")
+            .arg(a.labels.as_str())
+            .arg("--base")
+            .arg(a.base.as_str())
             .arg("--format")
             .arg(a.format.name())
             .arg("--out")

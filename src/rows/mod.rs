@@ -13,4 +13,4 @@ pub mod model;
 mod scheme;
 
 pub use format::RowFormat;
-pub use scheme::{FeaturesAt, LABEL_SCALE, Scheme};
+pub use scheme::{Base, FeaturesAt, LABEL_SCALE, Labels, Scheme};

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::FeaturesAt;
+use super::{Base, FeaturesAt};
 use thiserror::Error;
 
 /// An error reading or writing a model.
@@ -59,6 +59,9 @@ pub struct FeatureScheme {
     /// existed: the sibling).
     #[serde(default)]
     pub features_at: FeaturesAt,
+    /// What targets were measured from (absent: the score itself).
+    #[serde(default, skip_serializing_if = "Base::is_none")]
+    pub base: Base,
 }
 
 /// What the training data looked like.

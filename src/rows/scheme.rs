@@ -39,6 +39,97 @@ impl FeaturesAt {
     }
 }
 
+/// Which rows a position gives, and their targets.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum, Serialize, Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Labels {
+    /// Every sibling, scored by the depth-1 search; the game move's target
+    /// raised by the margin over better-scored siblings (the seed's scheme).
+    #[default]
+    Siblings,
+    /// One row a position: the game move's sibling, its target the score
+    /// the record gives with that move (`'**` comments: the player's own,
+    /// deeper search), so a stronger engine's games teach its judgement.
+    /// Positions without a recorded score give no row.
+    Record,
+    /// Every sibling as with `siblings`, but `g`, the game move's score
+    /// the margin is measured from, is the record's score: the teacher's
+    /// value of the move played, the other siblings' material scores as
+    /// they are (pushed below it when above). Positions without a recorded
+    /// score give no rows.
+    #[value(name = "record-siblings")]
+    #[serde(rename = "record-siblings")]
+    RecordSiblings,
+}
+
+impl Labels {
+    /// The name used on the command line and in metadata.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Siblings => "siblings",
+            Self::Record => "record",
+            Self::RecordSiblings => "record-siblings",
+        }
+    }
+}
+
+/// What a row's target is measured from, and so what a model trained on
+/// the rows adds itself to.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum, Serialize, Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Base {
+    /// The score itself (the seed's scheme): the model is the whole
+    /// evaluation, material included.
+    #[default]
+    None,
+    /// The score less the material of the row's position (for the same
+    /// player): the model learns only what material misses, and the
+    /// evaluation is material plus the model. Regularisation then shrinks
+    /// an evaluation towards material rather than towards zero, and the
+    /// exact piece values need no pair weights to hold them. Rows at the
+    /// clamp (mates) keep their clamped target, so that `train
+    /// --drop-clamped` still knows them.
+    Material,
+}
+
+impl Base {
+    /// The name used on the command line and in metadata.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Material => "material",
+        }
+    }
+
+    /// The default, left out of metadata so that older files are unchanged.
+    pub fn is_none(&self) -> bool {
+        *self == Self::None
+    }
+
+    /// The written target (centipawns, for the player not to move at the
+    /// row's position) of a row whose score is `target`, when that
+    /// position's material is `material` for its side to move.
+    ///
+    /// ```
+    /// use niwatori::rows::Base;
+    /// assert_eq!(Base::None.target(300, -500), 300);
+    /// // the player not to move is 500 up: a score of 300 is 200 below material
+    /// assert_eq!(Base::Material.target(300, -500), -200);
+    /// assert_eq!(Base::Material.target(-10_000, 800), -10_000); // a mate stays at the clamp
+    /// ```
+    pub fn target(self, target: i32, material: i32) -> i32 {
+        match self {
+            Self::None => target,
+            _ if target.abs() >= LABEL_SCALE => target,
+            Self::Material => (target + material).clamp(1 - LABEL_SCALE, LABEL_SCALE - 1),
+        }
+    }
+}
+
 /// What every feature file and model must agree on.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scheme {
@@ -65,6 +156,12 @@ pub struct Scheme {
     /// absent (1) in older files.
     #[serde(default = "every_position")]
     pub sample: f64,
+    /// Which rows a position gives (absent in older files: every sibling).
+    #[serde(default)]
+    pub labels: Labels,
+    /// What targets are measured from (absent: the score itself).
+    #[serde(default, skip_serializing_if = "Base::is_none")]
+    pub base: Base,
 }
 
 fn every_position() -> f64 {
