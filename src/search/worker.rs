@@ -26,7 +26,7 @@ use super::score::{
     to_tt,
 };
 use super::see::see;
-use crate::eval::{Evaluator, Learned};
+use crate::eval::{Evaluator, Learned, Material};
 use crate::policy::PolicyModel;
 use crate::policy::features::{PER_MOVE, Threat, push_move_features};
 use crate::tt::{Bound, Entry, TranspositionTable};
@@ -292,12 +292,25 @@ impl OrderContext {
     }
 }
 
+/// What quiescence's stand pat found.
+enum StandPat {
+    /// At least beta: this bound cuts.
+    Cut(i32),
+    /// At most alpha: the stand pat is worth at most this.
+    Below(i32),
+    /// The static evaluation.
+    Exact(i32),
+}
+
 /// One thread's search of one kind ([`Mode`]).
 pub(crate) struct Worker<'a, M: Mode> {
     pub pos: &'a mut Position,
     pub(super) eval: &'a dyn Evaluator,
     /// Exact upper bound on what a quiet move gains (see [`Evaluator::quiet_gain_bound`]).
     pub(super) quiet_gain_bound: Option<i32>,
+    /// How far the evaluation may stray from material (see
+    /// [`Evaluator::material_spread`]).
+    material_spread: Option<i32>,
     pub tt: Option<&'a TranspositionTable>,
     pub control: &'a Control,
     pub id: usize,
@@ -346,6 +359,7 @@ impl<'a, M: Mode> Worker<'a, M> {
             pos,
             eval,
             quiet_gain_bound: eval.quiet_gain_bound(),
+            material_spread: eval.material_spread(),
             tt,
             control,
             id,
@@ -411,6 +425,27 @@ impl<'a, M: Mode> Worker<'a, M> {
         let v = self.eval.evaluate(self.pos);
         *slot = (key, v);
         v
+    }
+
+    /// Quiescence's stand pat at `ply`: with an evaluation that stays
+    /// within `r` of material, material alone settles it when it is more
+    /// than `r` outside the window (fail-soft bounds); else the static
+    /// evaluation.
+    fn lazy_stand_pat(&mut self, ply: usize, alpha: i32, beta: i32) -> StandPat {
+        if let Some(r) = self.material_spread
+            && self.buf.evals[ply].is_none()
+        {
+            let material = Material.evaluate(self.pos);
+            let floor = (material - r).clamp(-EVAL_LIMIT, EVAL_LIMIT);
+            if floor >= beta {
+                return StandPat::Cut(floor);
+            }
+            let ceiling = (material + r).clamp(-EVAL_LIMIT, EVAL_LIMIT);
+            if ceiling <= alpha {
+                return StandPat::Below(ceiling);
+            }
+        }
+        StandPat::Exact(self.static_eval(ply))
     }
 
     /// With an incremental evaluator, the clamped evaluation after `mv` from
@@ -1288,12 +1323,17 @@ impl<'a, M: Mode> Worker<'a, M> {
             }
             generate_evasions(self.pos, &mut generated);
         } else {
-            let stand_pat = self.static_eval(ply);
-            if stand_pat >= beta {
-                return stand_pat;
+            match self.lazy_stand_pat(ply, alpha, beta) {
+                StandPat::Cut(v) => return v,
+                StandPat::Below(ceiling) => best = ceiling,
+                StandPat::Exact(stand_pat) => {
+                    if stand_pat >= beta {
+                        return stand_pat;
+                    }
+                    best = stand_pat;
+                    alpha = alpha.max(stand_pat);
+                }
             }
-            best = stand_pat;
-            alpha = alpha.max(stand_pat);
             let recaptures_from = if M::SELECTIVE {
                 GAME_RECAPTURES_FROM_QPLY
             } else {
