@@ -205,7 +205,7 @@ impl Game {
     pub fn mover_score(&self, i: usize) -> Option<i32> {
         let black = self.scores.get(i).copied().flatten()?;
         let white_first = self.start_sfen.split_whitespace().nth(1) == Some("w");
-        Some(if white_first == (i % 2 == 0) {
+        Some(if white_first == i.is_multiple_of(2) {
             -black
         } else {
             black

@@ -52,8 +52,7 @@ fn short(rel: &str, plies: usize, dir: &Path) -> PathBuf {
         if is_move {
             moves += 1;
         }
-        if (is_move && moves > plies)
-            || (moves > plies && t.starts_with("'**"))
+        if (moves > plies && (is_move || t.starts_with("'**")))
             || t.starts_with('%')
             || (moves >= plies && t.starts_with('T'))
         {

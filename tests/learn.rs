@@ -214,6 +214,8 @@ fn learn_args(dir: &Path) -> niwatori::learn::LearnArgs {
         mpirun: None,
         format: niwatori::rows::RowFormat::Bin,
         min_rating: None,
+        labels: niwatori::rows::Labels::Siblings,
+        base: niwatori::rows::Base::Material,
     }
 }
 
@@ -235,7 +237,7 @@ fn learn_refuses_to_resume_a_run_of_other_settings() {
     check_settings(&dir, &LearnSettings::of(&same)).unwrap();
 
     type Change = fn(&mut niwatori::learn::LearnArgs);
-    let changes: [(&str, Change); 13] = [
+    let changes: [(&str, Change); 15] = [
         ("kifu", |a| a.kifu = PathBuf::from("other")),
         ("c", |a| a.solver.c = 0.03),
         ("p", |a| a.solver.p = 0.005),
@@ -251,6 +253,8 @@ fn learn_refuses_to_resume_a_run_of_other_settings() {
         ("format", |a| a.format = niwatori::rows::RowFormat::Text),
         ("min_rating", |a| a.min_rating = Some(3000.0)),
         ("split_opening", |a| a.split.split_opening = Some(12)),
+        ("labels", |a| a.labels = niwatori::rows::Labels::Record),
+        ("base", |a| a.base = niwatori::rows::Base::None),
     ];
     for (name, change) in changes {
         let mut asked = base.clone();

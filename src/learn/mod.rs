@@ -72,8 +72,10 @@ pub struct LearnArgs {
     pub labels: Labels,
     /// What targets are measured from (see `extract --base`): the
     /// score itself, or the score less material (the model learns what
-    /// material misses and evaluates as material plus the model).
-    #[arg(long, value_enum, default_value_t = Base::None)]
+    /// material misses and evaluates as material plus the model). Material
+    /// ranked held-out game moves better, on the bundled games and on the
+    /// shared ones, and costs less in the search.
+    #[arg(long, value_enum, default_value_t = Base::Material)]
     pub base: Base,
     /// Run the extract and train stages under this launcher, e.g.
     /// "mpirun -np 16 --hostfile hosts": extraction in shards, one a rank,
