@@ -33,7 +33,8 @@ run_dir = os.path.dirname(os.path.abspath(model))
 data, agreement = "?", "?"
 if os.path.exists(os.path.join(run_dir, "learn.json")):
     run = json.load(open(os.path.join(run_dir, "learn.json")))
-    data = f"{run['kifu']}, sample {run['sample']}, margin {run['margin']}"
+    data = (f"{run['kifu']}, sample {run['sample']}, margin {run['margin']}, "
+            f"base {run.get('base', 'none')}")
 if os.path.exists(os.path.join(run_dir, "history.json")):
     best = max(json.load(open(os.path.join(run_dir, "history.json"))), key=lambda r: r["heldout_top1"], default=None)
     if best:
