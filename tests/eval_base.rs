@@ -9,57 +9,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use niwatori::eval::{Evaluator, Learned, Material, RESIDUAL_LIMIT};
-use niwatori::features::{self, RelationEncoding};
 use niwatori::rows::Base;
-use niwatori::rows::model::{DataSummary, FeatureScheme, LinearModel, ModelMetadata};
 use niwatori::search::SiblingScorer;
 use rsshogi::board::{Move32List, generate_legal_all_move32};
 
 /// A model with a distinct pseudo-random weight per feature, large enough
 /// that some positions reach the residual's clamp.
 fn random_model(base: Base) -> Learned {
-    let n = RelationEncoding::Value.num_features();
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let w: Vec<f64> = (0..n)
-        .map(|_| {
-            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^= z >> 31;
-            (z >> 11) as f64 / (1u64 << 53) as f64 * 0.04 - 0.02
-        })
-        .collect();
-    let meta = ModelMetadata {
-        features: Some(FeatureScheme {
-            base,
-            scheme: features::SCHEME.into(),
-            scheme_version: u64::from(features::SCHEME_VERSION),
-            num_features: n,
-            label_scale: 10_000.0,
-            features_at: niwatori::rows::FeaturesAt::Leaf,
-        }),
-        solver: "test".into(),
-        c: 1.0,
-        p: 0.0,
-        e: 0.0,
-        bias: -1.0,
-        nr_feature: n,
-        objective: 0.0,
-        gradient_norm: 0.0,
-        iterations: 0,
-        converged: true,
-        data: DataSummary {
-            files: 0,
-            rows: 0,
-            nonzeros: 0,
-            max_index: n,
-            bytes: 0,
-        },
-        load_seconds: 0.0,
-        train_seconds: 0.0,
-    };
-    Learned::from_model(&LinearModel::new(w, 0.0, Some(meta))).expect("a valid model")
+    let leaf = niwatori::rows::FeaturesAt::Leaf;
+    common::random_model(0x2545_f491_4f6c_dd1d, 0.02, 10_000.0, leaf, base)
 }
 
 /// The same evaluation, its calls counted, with its spread (quiescence may

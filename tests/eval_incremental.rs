@@ -5,55 +5,19 @@
 mod common;
 
 use niwatori::eval::{Evaluator, Learned};
-use niwatori::features::{self, Board, RelationEncoding};
-use niwatori::rows::model::{DataSummary, FeatureScheme, LinearModel, ModelMetadata};
+use niwatori::features::Board;
 use rsshogi::board::{Legal, Move32List, Position, generate_moves_move32};
 
 /// A model whose every weight is a distinct pseudo-random number: any term
 /// missed, counted twice or counted with the wrong relation shows.
 fn random_model() -> Learned {
-    let n = RelationEncoding::Value.num_features();
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let w: Vec<f64> = (0..n)
-        .map(|_| {
-            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^= z >> 31;
-            (z >> 11) as f64 / (1u64 << 53) as f64 * 2e-3 - 1e-3
-        })
-        .collect();
-    let meta = ModelMetadata {
-        features: Some(FeatureScheme {
-            base: Default::default(),
-            scheme: features::SCHEME.into(),
-            scheme_version: u64::from(features::SCHEME_VERSION),
-            num_features: n,
-            label_scale: 1000.0,
-            features_at: niwatori::rows::FeaturesAt::Sibling,
-        }),
-        solver: "test".into(),
-        c: 1.0,
-        p: 0.0,
-        e: 0.0,
-        bias: -1.0,
-        nr_feature: n,
-        objective: 0.0,
-        gradient_norm: 0.0,
-        iterations: 0,
-        converged: true,
-        data: DataSummary {
-            files: 0,
-            rows: 0,
-            nonzeros: 0,
-            max_index: n,
-            bytes: 0,
-        },
-        load_seconds: 0.0,
-        train_seconds: 0.0,
-    };
-    Learned::from_model(&LinearModel::new(w, 0.0, Some(meta))).expect("a valid model")
+    common::random_model(
+        0x9e37_79b9_7f4a_7c15,
+        1e-3,
+        1000.0,
+        niwatori::rows::FeaturesAt::Sibling,
+        niwatori::rows::Base::None,
+    )
 }
 
 fn real_games() -> Vec<niwatori::records::Game> {

@@ -157,3 +157,61 @@ pub fn predictions(path: &Path) -> Vec<f64> {
         .map(|l| l.parse().unwrap())
         .collect()
 }
+
+/// A learned evaluation of the `attack2` value encoding whose every weight
+/// is a distinct pseudo-random number in [-`half_width`, `half_width`)
+/// (SplitMix64 from `seed`): any term missed, counted twice or counted with
+/// the wrong relation shows.
+pub fn random_model(
+    seed: u64,
+    half_width: f64,
+    label_scale: f64,
+    features_at: niwatori::rows::FeaturesAt,
+    base: niwatori::rows::Base,
+) -> niwatori::eval::Learned {
+    use niwatori::features::{self, RelationEncoding};
+    use niwatori::rows::model::{DataSummary, FeatureScheme, LinearModel, ModelMetadata};
+    let n = RelationEncoding::Value.num_features();
+    let mut state = seed;
+    let w: Vec<f64> = (0..n)
+        .map(|_| {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            ((z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) * half_width
+        })
+        .collect();
+    let meta = ModelMetadata {
+        features: Some(FeatureScheme {
+            base,
+            scheme: features::SCHEME.into(),
+            scheme_version: u64::from(features::SCHEME_VERSION),
+            num_features: n,
+            label_scale,
+            features_at,
+        }),
+        solver: "test".into(),
+        c: 1.0,
+        p: 0.0,
+        e: 0.0,
+        bias: -1.0,
+        nr_feature: n,
+        objective: 0.0,
+        gradient_norm: 0.0,
+        iterations: 0,
+        converged: true,
+        data: DataSummary {
+            files: 0,
+            rows: 0,
+            nonzeros: 0,
+            max_index: n,
+            bytes: 0,
+        },
+        load_seconds: 0.0,
+        train_seconds: 0.0,
+    };
+    niwatori::eval::Learned::from_model(&LinearModel::new(w, 0.0, Some(meta)))
+        .expect("a valid model")
+}
