@@ -35,6 +35,8 @@ if os.path.exists(os.path.join(run_dir, "learn.json")):
     run = json.load(open(os.path.join(run_dir, "learn.json")))
     data = (f"{run['kifu']}, sample {run['sample']}, margin {run['margin']}, "
             f"base {run.get('base', 'none')}")
+    if run.get("king_piece"):
+        data += ", king-piece" if run.get("attacks", True) else ", king-piece without attacks"
 if os.path.exists(os.path.join(run_dir, "history.json")):
     best = max(json.load(open(os.path.join(run_dir, "history.json"))), key=lambda r: r["heldout_top1"], default=None)
     if best:

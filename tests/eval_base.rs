@@ -17,7 +17,14 @@ use rsshogi::board::{Move32List, generate_legal_all_move32};
 /// that some positions reach the residual's clamp.
 fn random_model(base: Base) -> Learned {
     let leaf = niwatori::rows::FeaturesAt::Leaf;
-    common::random_model(0x2545_f491_4f6c_dd1d, 0.02, 10_000.0, leaf, base)
+    common::random_model(
+        0x2545_f491_4f6c_dd1d,
+        0.02,
+        10_000.0,
+        leaf,
+        base,
+        Default::default(),
+    )
 }
 
 /// The same evaluation, its calls counted, with its spread (quiescence may

@@ -5,18 +5,19 @@
 mod common;
 
 use niwatori::eval::{Evaluator, Learned};
-use niwatori::features::Board;
+use niwatori::features::{Board, FeatureSet};
 use rsshogi::board::{Legal, Move32List, Position, generate_moves_move32};
 
 /// A model whose every weight is a distinct pseudo-random number: any term
 /// missed, counted twice or counted with the wrong relation shows.
-fn random_model() -> Learned {
+fn random_model(set: FeatureSet) -> Learned {
     common::random_model(
         0x9e37_79b9_7f4a_7c15,
         1e-3,
         1000.0,
         niwatori::rows::FeaturesAt::Sibling,
         niwatori::rows::Base::None,
+        set,
     )
 }
 
@@ -32,9 +33,27 @@ fn real_games() -> Vec<niwatori::records::Game> {
     niwatori::corpus::read_all_games(&files)
 }
 
+/// Every block: attack relations, hand and king-piece.
 #[test]
 fn incremental_sums_equal_the_full_sums_over_real_games() {
-    let model = random_model();
+    incremental_sums_equal_the_full_sums(FeatureSet {
+        king_piece: true,
+        ..FeatureSet::default()
+    });
+}
+
+/// The king-piece and hand blocks alone.
+#[test]
+fn incremental_king_piece_sums_equal_the_full_sums() {
+    incremental_sums_equal_the_full_sums(FeatureSet {
+        attacks: false,
+        king_piece: true,
+        ..FeatureSet::default()
+    });
+}
+
+fn incremental_sums_equal_the_full_sums(set: FeatureSet) {
+    let model = random_model(set);
     let games = real_games();
     assert!(games.len() >= 100, "only {} games", games.len());
     let (mut moves, mut captures, mut drops, mut promotions, mut king_moves, mut nulls) =

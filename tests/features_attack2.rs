@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 
 use niwatori::features::{
-    NUM_FEATURES, RelationEncoding, features, for_each_feature, for_each_term,
+    FeatureSet, NUM_FEATURES, RelationEncoding, features, for_each_feature, for_each_term,
 };
 use niwatori::records::read_games;
 use rsshogi::board::{Move32List, generate_legal_all_move32, position_from_sfen};
@@ -184,6 +184,89 @@ fn sample_positions() -> Vec<rsshogi::board::Position> {
     out
 }
 
+/// The feature sets: each relation encoding, with and without the
+/// king-piece block, and the king-piece block without the attack blocks.
+fn feature_sets() -> Vec<FeatureSet> {
+    let mut sets = Vec::new();
+    for encoding in [RelationEncoding::Value, RelationEncoding::OneHot] {
+        for (attacks, king_piece) in [(true, false), (true, true), (false, true)] {
+            sets.push(FeatureSet {
+                encoding,
+                attacks,
+                king_piece,
+            });
+        }
+    }
+    sets
+}
+
+/// King-piece index: king owner (0 = side to move), its square, the other
+/// piece's code and square, all seen from the side to move.
+fn king_piece(king_owner: u32, king_sq: u32, owner: u32, piece_type: u32, sq: u32) -> u32 {
+    NUM_FEATURES as u32 + ((81 * king_owner + king_sq) * 28 + 14 * owner + piece_type - 1) * 81 + sq
+}
+
+#[test]
+fn king_piece_block_pairs_each_king_with_every_other_piece() {
+    let kp = FeatureSet {
+        encoding: RelationEncoding::Value,
+        attacks: true,
+        king_piece: true,
+    };
+    // Black: king 5i (44), gold 5h (43), pawn 1g (6). White: king 5a (36),
+    // in hand a silver. Black to move: squares as they are.
+    let pos = position_from_sfen("4k4/9/9/9/9/9/8P/4G4/4K4 b s 1").unwrap();
+    let plain = features(&pos, RelationEncoding::Value);
+    let with = features(&pos, kp);
+    assert_eq!(
+        &with[..plain.len()],
+        &plain[..],
+        "the other blocks unchanged"
+    );
+    let mut expected: Vec<u32> = vec![
+        king_piece(0, 44, 0, 7, 43), // own king: own gold
+        king_piece(0, 44, 0, 1, 6),  // own king: own pawn
+        king_piece(0, 44, 1, 8, 36), // own king: enemy king
+        king_piece(1, 36, 0, 7, 43), // enemy king: own gold
+        king_piece(1, 36, 0, 1, 6),
+        king_piece(1, 36, 0, 8, 44), // enemy king: own king
+    ];
+    expected.sort_unstable();
+    let got: Vec<(u32, f32)> = with[plain.len()..].to_vec();
+    assert_eq!(got, expected.iter().map(|&i| (i, 1.0)).collect::<Vec<_>>());
+    assert!(got.iter().all(|&(i, _)| (i as usize) < kp.num_features()));
+    assert_eq!(kp.num_features(), NUM_FEATURES + 2 * 81 * 28 * 81);
+    // Without the attack blocks: the hand features (a silver in White's
+    // hand, slot 38 + 26, near each king) and the same king-piece block.
+    let alone = FeatureSet {
+        attacks: false,
+        ..kp
+    };
+    let hand = |king_owner: u32, king_sq: u32| BOARD + 162 * (38 + 26) + 81 * king_owner + king_sq;
+    let mut want = vec![(hand(0, 44), 1.0), (hand(1, 36), 1.0)];
+    want.extend(got.iter().copied());
+    assert_eq!(features(&pos, alone), want);
+    assert_eq!(alone.num_features(), kp.num_features());
+
+    // White to move: the board turns round (s -> 80 - s) and White owns.
+    let pos = position_from_sfen("4k4/9/9/9/9/9/8P/4G4/4K4 w s 1").unwrap();
+    let plain = features(&pos, RelationEncoding::Value);
+    let with = features(&pos, kp);
+    let mut expected: Vec<u32> = vec![
+        king_piece(0, 80 - 36, 1, 7, 80 - 43), // own (White) king: enemy gold
+        king_piece(0, 80 - 36, 1, 1, 80 - 6),
+        king_piece(0, 80 - 36, 1, 8, 80 - 44),
+        king_piece(1, 80 - 44, 1, 7, 80 - 43), // enemy (Black) king
+        king_piece(1, 80 - 44, 1, 1, 80 - 6),
+        king_piece(1, 80 - 44, 0, 8, 80 - 36),
+    ];
+    expected.sort_unstable();
+    assert_eq!(
+        with[plain.len()..].to_vec(),
+        expected.iter().map(|&i| (i, 1.0)).collect::<Vec<_>>()
+    );
+}
+
 #[test]
 fn colour_flipped_twin_has_identical_features() {
     let positions = sample_positions();
@@ -191,7 +274,7 @@ fn colour_flipped_twin_has_identical_features() {
     for pos in &positions {
         let twin = position_from_sfen(&pos.to_sfen_flipped(None)).unwrap();
         assert_ne!(pos.turn(), twin.turn());
-        for enc in [RelationEncoding::Value, RelationEncoding::OneHot] {
+        for enc in feature_sets() {
             assert_eq!(
                 features(pos, enc),
                 features(&twin, enc),
@@ -207,7 +290,7 @@ fn colour_flipped_twin_has_identical_features() {
 #[test]
 fn indices_ascend_and_are_in_range() {
     for pos in sample_positions() {
-        for enc in [RelationEncoding::Value, RelationEncoding::OneHot] {
+        for enc in feature_sets() {
             let mut seen = HashSet::new();
             let mut last = None;
             for_each_feature(&pos, enc, |i, v| {
@@ -219,8 +302,10 @@ fn indices_ascend_and_are_in_range() {
                     pos.to_sfen(None)
                 );
                 last = Some(i);
-                let kind_block = (i as usize) >= enc.num_features() - 28 * 28 * 11;
-                match enc {
+                let kinds = enc.encoding.num_features();
+                let kind_block = (kinds - 28 * 28 * 11..kinds).contains(&(i as usize));
+                match enc.encoding {
+                    _ if (i as usize) >= kinds => assert_eq!(v, 1), // king-piece
                     _ if kind_block => assert!(v >= 1),
                     RelationEncoding::Value => assert!((1..=10).contains(&v)),
                     RelationEncoding::OneHot => assert_eq!(v, 1),
@@ -235,7 +320,7 @@ fn indices_ascend_and_are_in_range() {
 #[test]
 fn terms_add_up_to_the_features() {
     for pos in sample_positions() {
-        for enc in [RelationEncoding::Value, RelationEncoding::OneHot] {
+        for enc in feature_sets() {
             let mut summed = std::collections::BTreeMap::new();
             for_each_term(&pos, enc, |i, v| *summed.entry(i).or_insert(0.0) += v);
             let summed: Vec<(u32, f32)> = summed.into_iter().collect();

@@ -216,6 +216,8 @@ fn learn_args(dir: &Path) -> niwatori::learn::LearnArgs {
         min_rating: None,
         labels: niwatori::rows::Labels::Siblings,
         base: niwatori::rows::Base::Material,
+        king_piece: false,
+        no_attacks: false,
     }
 }
 
@@ -237,7 +239,7 @@ fn learn_refuses_to_resume_a_run_of_other_settings() {
     check_settings(&dir, &LearnSettings::of(&same)).unwrap();
 
     type Change = fn(&mut niwatori::learn::LearnArgs);
-    let changes: [(&str, Change); 15] = [
+    let changes: [(&str, Change); 17] = [
         ("kifu", |a| a.kifu = PathBuf::from("other")),
         ("c", |a| a.solver.c = 0.03),
         ("p", |a| a.solver.p = 0.005),
@@ -255,6 +257,8 @@ fn learn_refuses_to_resume_a_run_of_other_settings() {
         ("split_opening", |a| a.split.split_opening = Some(12)),
         ("labels", |a| a.labels = niwatori::rows::Labels::Record),
         ("base", |a| a.base = niwatori::rows::Base::None),
+        ("king_piece", |a| a.king_piece = true),
+        ("attacks", |a| a.no_attacks = true),
     ];
     for (name, change) in changes {
         let mut asked = base.clone();

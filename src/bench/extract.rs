@@ -246,7 +246,7 @@ pub fn run(args: ExtractBenchArgs) -> Result<()> {
             BenchScorer::Search => SEARCH_SCORER,
             BenchScorer::Static => "static",
         },
-        options.encoding.as_str(),
+        options.features.encoding.as_str(),
         args.runs.max(1)
     );
     let base = r.stages[0].seconds;

@@ -27,7 +27,7 @@ use rsshogi::board::Position;
 use rsshogi::types::{Bitboard, Color, Move32};
 
 use super::{Evaluator, Material};
-use crate::features::{self, Board, RelationEncoding, changed_pairs};
+use crate::features::{self, Board, FeatureSet, changed_pairs};
 use crate::rows::model::LinearModel;
 use crate::rows::{Base, FeaturesAt};
 
@@ -54,8 +54,8 @@ const QUANT_BITS: u32 = 24;
 pub const RESIDUAL_LIMIT: i32 = 1000;
 
 /// The learned sums of one position from both sides' view (index: the
-/// colour seen as the side to move): pair terms and hand terms, in
-/// quantized weight units.
+/// colour seen as the side to move): pair terms, and the hand and
+/// king-piece terms, in quantized weight units.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Accumulator {
     pairs: [i64; 2],
@@ -68,7 +68,7 @@ pub struct Learned {
     weights: Vec<i32>,
     quant_scale: f64,
     bias: f64,
-    encoding: RelationEncoding,
+    set: FeatureSet,
     label_scale: f64,
     /// Trained on rows at search leaves (`extract --features-at leaf`).
     leaf_rows: bool,
@@ -98,17 +98,20 @@ impl Learned {
             .metadata()
             .and_then(|m| m.features.as_ref())
             .ok_or("the model has no feature scheme")?;
-        let encoding = [RelationEncoding::Value, RelationEncoding::OneHot]
-            .into_iter()
-            .find(|e| e.num_features() == scheme.num_features)
-            .ok_or_else(|| {
-                format!(
-                    "{} features match no relation encoding of {} v{}",
-                    scheme.num_features,
-                    features::SCHEME,
-                    features::SCHEME_VERSION
-                )
-            })?;
+        let set = FeatureSet::of_size(scheme.num_features, scheme.attacks, scheme.king_piece);
+        let set = set.ok_or_else(|| {
+            format!(
+                "{} features match no relation encoding of {} v{}{}",
+                scheme.num_features,
+                features::SCHEME,
+                features::SCHEME_VERSION,
+                if scheme.king_piece {
+                    " with the king-piece block"
+                } else {
+                    ""
+                }
+            )
+        })?;
         if scheme.label_scale.is_nan() || scheme.label_scale <= 0.0 {
             return Err(format!(
                 "label scale {} is not positive",
@@ -129,7 +132,7 @@ impl Learned {
             .iter()
             .map(|&w| (w * quant_scale).round() as i32)
             .collect();
-        weights.resize(encoding.num_features(), 0);
+        weights.resize(set.num_features(), 0);
         let bias = model.bias_weight().unwrap_or(0.0) * model.bias().max(0.0);
         let mut fingerprint = 0xcbf2_9ce4_8422_2325u64;
         let bits = weights.iter().map(|&w| u64::from(w as u32));
@@ -145,7 +148,7 @@ impl Learned {
             quant_scale,
             bias,
             fingerprint,
-            encoding,
+            set,
             label_scale: scheme.label_scale,
             leaf_rows: scheme.features_at == FeaturesAt::Leaf,
             base: scheme.base,
@@ -158,7 +161,7 @@ impl Learned {
     pub fn raw(&self, pos: &Position) -> f64 {
         let mut sum = 0i64;
         let w = &self.weights;
-        features::for_each_term(pos, self.encoding, |i, x| {
+        features::for_each_term(pos, self.set, |i, x| {
             if let Some(&wi) = w.get(i as usize) {
                 sum += i64::from(wi) * x as i64;
             }
@@ -178,18 +181,22 @@ impl Learned {
     fn pair_sum(&self, board: &Board, view: Color, from: Bitboard, to: Bitboard) -> i64 {
         let w = &self.weights;
         let mut sum = 0i64;
-        board.for_each_term(view, self.encoding, from, to, |i, x| {
+        if !self.set.attacks {
+            return 0;
+        }
+        board.for_each_term(view, self.set.encoding, from, to, |i, x| {
             sum += i64::from(w[i as usize]) * i64::from(x);
         });
         sum
     }
 
+    /// The hand and king-piece sums: few terms, recounted at every move.
     fn hand_sums(&self, pos: &Position) -> [i64; 2] {
         [Color::BLACK, Color::WHITE].map(|view| {
             let mut sum = 0i64;
-            features::for_each_hand_term(pos, view, self.encoding, |i| {
-                sum += i64::from(self.weights[i as usize]);
-            });
+            let mut add = |i: u32| sum += i64::from(self.weights[i as usize]);
+            features::for_each_hand_term(pos, view, self.set.encoding, &mut add);
+            features::for_each_king_piece_term(pos, view, self.set, &mut add);
             sum
         })
     }

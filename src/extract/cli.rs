@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 
 use super::{ExtractOptions, Shard, extract};
 use crate::eval::{Evaluator, Material};
-use crate::features::RelationEncoding;
+use crate::features::{FeatureSet, RelationEncoding};
 use crate::rows::{Base, FeaturesAt, Labels, RowFormat};
 
 /// How rows are made: the options `extract` and `bench extract` share.
@@ -22,6 +22,14 @@ pub struct RowArgs {
     /// How relation kinds are written: feature value 1..10, or one index per kind.
     #[arg(long, value_enum, default_value_t = RelationEncoding::Value)]
     pub relation_encoding: RelationEncoding,
+    /// Add the king-piece block: every piece's square and kind against
+    /// each king's square (Bonanza's KP), 367,416 features.
+    #[arg(long)]
+    pub king_piece: bool,
+    /// Leave out the attack-relation pair and kind blocks (with
+    /// `--king-piece`: a king-piece and hand model, far cheaper to evaluate).
+    #[arg(long, requires = "king_piece")]
+    pub no_attacks: bool,
     /// Which position a row describes: the sibling itself, or the leaf of
     /// its search's principal variation (a quiet position).
     #[arg(long, value_enum, default_value_t = FeaturesAt::Sibling)]
@@ -59,7 +67,11 @@ impl RowArgs {
         check_sample(self.sample)?;
         let options = ExtractOptions {
             margin: self.margin,
-            encoding: self.relation_encoding,
+            features: FeatureSet {
+                encoding: self.relation_encoding,
+                attacks: !self.no_attacks,
+                king_piece: self.king_piece,
+            },
             features_at: self.features_at,
             labels: self.labels,
             base: self.base,
@@ -132,6 +144,12 @@ pub fn run(args: ExtractArgs) -> Result<()> {
     if options.base != Base::None && !args.format.is_rows() {
         bail!(
             "--base applies to training rows; --format {} writes positions with their scores",
+            args.format.name()
+        );
+    }
+    if options.features.king_piece && !args.format.is_rows() {
+        bail!(
+            "--king-piece applies to training rows; --format {} writes positions without features",
             args.format.name()
         );
     }

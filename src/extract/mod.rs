@@ -32,7 +32,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::eval::Evaluator;
-use crate::features::{RelationEncoding, SCHEME, SCHEME_VERSION};
+use crate::features::{FeatureSet, SCHEME, SCHEME_VERSION};
 use crate::positions::{hcpe::Hcpe, psv::PackedSfenValue};
 use crate::progress::{Progress, Unit};
 use crate::records::{self, Game, Problem, ProblemKind, RecordsError};
@@ -45,8 +45,8 @@ use output::{GameMeta, RunMeta};
 pub struct ExtractOptions {
     /// Margin in centipawns (default 100, one pawn).
     pub margin: i32,
-    /// How relation kinds are written.
-    pub encoding: RelationEncoding,
+    /// Which features a row holds (relation encoding, king-piece block).
+    pub features: FeatureSet,
     /// Which position each row describes.
     pub features_at: FeaturesAt,
     /// Which rows a position gives: every sibling, or the game move's
@@ -115,7 +115,7 @@ impl Default for ExtractOptions {
     fn default() -> Self {
         Self {
             margin: 100,
-            encoding: RelationEncoding::default(),
+            features: FeatureSet::default(),
             features_at: FeaturesAt::default(),
             labels: Labels::default(),
             base: Base::default(),
@@ -240,8 +240,10 @@ pub fn scheme_of(options: &ExtractOptions, evaluator: &str, scorer: &str) -> Sch
     Scheme {
         scheme: SCHEME.to_string(),
         scheme_version: SCHEME_VERSION,
-        num_features: options.encoding.num_features(),
-        relation_encoding: options.encoding.as_str().to_string(),
+        num_features: options.features.num_features(),
+        relation_encoding: options.features.encoding.as_str().to_string(),
+        king_piece: options.features.king_piece,
+        attacks: options.features.attacks,
         label_scale: f64::from(LABEL_SCALE),
         margin: options.margin,
         evaluator: evaluator.to_string(),

@@ -269,7 +269,7 @@ pub fn expand_game<S: SiblingScore + ?Sized, O: RowSink>(
     scratch: &mut Scratch,
     out: &mut O,
 ) -> Result<GameRows, ExpandError> {
-    let (encoding, margin) = (options.encoding, options.margin);
+    let (set, margin) = (options.features, options.margin);
     let mut pos = game.start_position();
     let mut result = GameRows::default();
     let mut moves = Move32List::new();
@@ -327,7 +327,7 @@ pub fn expand_game<S: SiblingScore + ?Sized, O: RowSink>(
                     work.apply_move32(m);
                 }
                 let feats = &mut scratch.feats;
-                for_each_feature(&work, encoding, |idx, v| {
+                for_each_feature(&work, set, |idx, v| {
                     feats.push((idx, u8::try_from(v).unwrap_or(u8::MAX)));
                 });
                 if options.base == Base::Material {

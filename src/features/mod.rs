@@ -47,6 +47,11 @@
 //! kind block, after the hand block (offset KINDS = BOARD + 12_312):
 //! index = KINDS + 11 * (28 * pc(A) + pc(B)) + rel - 1,  rel 11 = the piece itself
 //! value = how many pairs of the position have that (pc(A), pc(B), rel)
+//!
+//! king-piece block (optional, `FeatureSet::king_piece`), after the kind
+//! block (offset KP = the encoding's num_features):
+//! index = KP + ((81 * king_owner + sq(king)) * 28 + pc(X)) * 81 + sq(X),
+//!         value 1, for both kings and every other piece X on the board
 //! ```
 //!
 //! So owning `c` pawns in hand turns on slots 1..=c: the model learns the
@@ -167,6 +172,64 @@ impl RelationEncoding {
     }
 }
 
+/// King-piece features: 2 kings x 81 squares x 28 piece codes x 81 squares.
+const KING_PIECE_FEATURES: usize = 2 * 81 * PIECE_CODES * 81;
+
+/// Which features a row holds: the hand block, the attack-relation pair and
+/// kind blocks (their relation kinds written as `encoding` says) unless
+/// left out, and optionally the king-piece block after them. The index
+/// layout is the same whatever is left out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FeatureSet {
+    pub encoding: RelationEncoding,
+    /// The pair and kind blocks (attack relations; `extract --no-attacks`
+    /// leaves them out): most of a row and of an evaluation's cost.
+    pub attacks: bool,
+    /// The king-piece block (`extract --king-piece`): every piece's square
+    /// and kind against each king's square, Bonanza's KP.
+    pub king_piece: bool,
+}
+
+impl Default for FeatureSet {
+    fn default() -> Self {
+        RelationEncoding::default().into()
+    }
+}
+
+impl From<RelationEncoding> for FeatureSet {
+    fn from(encoding: RelationEncoding) -> Self {
+        Self {
+            encoding,
+            attacks: true,
+            king_piece: false,
+        }
+    }
+}
+
+impl FeatureSet {
+    /// Feature-space size (largest 1-based index).
+    pub const fn num_features(self) -> usize {
+        self.encoding.num_features()
+            + if self.king_piece {
+                KING_PIECE_FEATURES
+            } else {
+                0
+            }
+    }
+
+    /// The set of `num_features` features with these blocks, if one is.
+    pub fn of_size(num_features: usize, attacks: bool, king_piece: bool) -> Option<Self> {
+        [RelationEncoding::Value, RelationEncoding::OneHot]
+            .into_iter()
+            .map(|encoding| Self {
+                encoding,
+                attacks,
+                king_piece,
+            })
+            .find(|s| s.num_features() == num_features)
+    }
+}
+
 /// A piece on the board with what it attacks.
 #[derive(Clone, Copy)]
 struct Placed {
@@ -225,16 +288,70 @@ fn in_zone(color: Color, sq: Square) -> bool {
 /// Calls `f(index, value)` once for every feature of `pos`, from the point of
 /// view of the side to move, in ascending index order (0-based; no index
 /// repeats), so a row needs no sorting.
-pub fn for_each_feature(pos: &Position, encoding: RelationEncoding, mut f: impl FnMut(u32, u16)) {
-    KIND_COUNTS.with_borrow_mut(|kinds| visit::<true>(pos, encoding, &mut f, Some(kinds)))
+pub fn for_each_feature(pos: &Position, set: impl Into<FeatureSet>, mut f: impl FnMut(u32, u16)) {
+    let set = set.into();
+    if set.attacks {
+        KIND_COUNTS.with_borrow_mut(|kinds| visit::<true>(pos, set.encoding, &mut f, Some(kinds)));
+    } else {
+        for_each_hand_term(pos, pos.turn(), set.encoding, |i| f(i, 1));
+    }
+    if set.king_piece {
+        let mut terms = [0u32; 2 * 81];
+        let mut n = 0;
+        for_each_king_piece_term(pos, pos.turn(), set, |i| {
+            terms[n] = i;
+            n += 1;
+        });
+        terms[..n].sort_unstable();
+        for &i in &terms[..n] {
+            f(i, 1);
+        }
+    }
 }
 
 /// Like [`for_each_feature`], but each pair's kind-block feature comes as
 /// its own call with value 1 rather than once with the count, and not in
 /// index order: the same sum for a dot product, without counting (the
 /// evaluator's fast path).
-pub fn for_each_term(pos: &Position, encoding: RelationEncoding, mut f: impl FnMut(u32, f32)) {
-    visit::<false>(pos, encoding, &mut |i, v| f(i, f32::from(v)), None)
+pub fn for_each_term(pos: &Position, set: impl Into<FeatureSet>, mut f: impl FnMut(u32, f32)) {
+    let set = set.into();
+    if set.attacks {
+        visit::<false>(pos, set.encoding, &mut |i, v| f(i, f32::from(v)), None);
+    } else {
+        for_each_hand_term(pos, pos.turn(), set.encoding, |i| f(i, 1.0));
+    }
+    for_each_king_piece_term(pos, pos.turn(), set, |i| f(i, 1.0));
+}
+
+/// Calls `f(index)` for every king-piece feature of `pos` (value 1) seen
+/// from `view` as the side to move, if `set` has the block: for each king
+/// and every other piece on the board,
+/// `offset + ((81 × king_owner + sq(king)) × 28 + pc(piece)) × 81 + sq(piece)`.
+pub fn for_each_king_piece_term(
+    pos: &Position,
+    view: Color,
+    set: FeatureSet,
+    mut f: impl FnMut(u32),
+) {
+    if !set.king_piece {
+        return;
+    }
+    let offset = set.encoding.num_features();
+    let v = View { side: view };
+    let occ = pos.bitboards().occupied();
+    for (king_owner, king_color) in [view, view.flip()].into_iter().enumerate() {
+        let ksq = pos.king_square(king_color);
+        if ksq.is_none() {
+            continue;
+        }
+        let king = offset + (king_owner * 81 + v.sq(ksq)) * PIECE_CODES * 81;
+        let mut rest = occ;
+        while let Some(sq) = rest.pop_lsb() {
+            if sq != ksq {
+                f((king + v.kind(pos.piece_on(sq)) * 81 + v.sq(sq)) as u32);
+            }
+        }
+    }
 }
 
 /// The next square of `bb` in the side to move's view: ascending squares
@@ -521,8 +638,8 @@ fn relation_of_xray(ca: Color, b: Piece, mid: Option<Color>) -> usize {
 
 /// The features of `pos` as a vector sorted by index (a convenience over
 /// [`for_each_feature`] for tests and tools; the row writer reuses a buffer).
-pub fn features(pos: &Position, encoding: RelationEncoding) -> Vec<(u32, f32)> {
+pub fn features(pos: &Position, set: impl Into<FeatureSet>) -> Vec<(u32, f32)> {
     let mut v = Vec::with_capacity(256);
-    for_each_feature(pos, encoding, |i, x| v.push((i, f32::from(x))));
+    for_each_feature(pos, set, |i, x| v.push((i, f32::from(x))));
     v
 }

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::corpus::{rated_at_least, read_all_games};
 use crate::eval::{Evaluator, Learned, Material};
 use crate::extract::{ExtractOptions, extract};
+use crate::features::FeatureSet;
 use crate::report::{Report, SiblingValue};
 use crate::rows::model::LinearModel;
 use crate::rows::{Base, FeaturesAt, Labels, RowFormat};
@@ -77,6 +78,12 @@ pub struct LearnArgs {
     /// shared ones, and costs less in the search.
     #[arg(long, value_enum, default_value_t = Base::Material)]
     pub base: Base,
+    /// Add the king-piece block to the rows (see `extract --king-piece`).
+    #[arg(long)]
+    pub king_piece: bool,
+    /// Leave out the attack-relation blocks (see `extract --no-attacks`).
+    #[arg(long, requires = "king_piece")]
+    pub no_attacks: bool,
     /// Run the extract and train stages under this launcher, e.g.
     /// "mpirun -np 16 --hostfile hosts": extraction in shards, one a rank,
     /// and training on every rank (a niwatori built with `--features mpi`).
@@ -153,6 +160,15 @@ pub struct LearnSettings {
     /// Runs recorded before `--base` existed had none.
     #[serde(default, skip_serializing_if = "Base::is_none")]
     pub base: Base,
+    /// Runs recorded before `--king-piece` existed had no such block.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub king_piece: bool,
+    /// Runs recorded before `--no-attacks` existed had the attack blocks.
+    #[serde(
+        default = "crate::rows::yes",
+        skip_serializing_if = "crate::rows::is_true"
+    )]
+    pub attacks: bool,
 }
 
 impl LearnSettings {
@@ -173,6 +189,8 @@ impl LearnSettings {
             split_opening: args.split.split_opening,
             labels: args.labels,
             base: args.base,
+            king_piece: args.king_piece,
+            attacks: !args.no_attacks,
         }
     }
 
@@ -341,6 +359,11 @@ pub fn run(args: LearnArgs) -> Result<()> {
             margin: args.margin,
             labels: args.labels,
             base: args.base,
+            features: FeatureSet {
+                king_piece: args.king_piece,
+                attacks: !args.no_attacks,
+                ..FeatureSet::default()
+            },
             format: args.format,
             min_rating: args.min_rating,
             ..ExtractOptions::default()
@@ -517,6 +540,12 @@ impl Launched<'_> {
         }
         if let Some(r) = a.min_rating {
             cmd.arg("--min-rating").arg(r.to_string());
+        }
+        if a.king_piece {
+            cmd.arg("--king-piece");
+        }
+        if a.no_attacks {
+            cmd.arg("--no-attacks");
         }
         cmd.args(files);
         self.run(cmd)

@@ -14,3 +14,4 @@ mod scheme;
 
 pub use format::RowFormat;
 pub use scheme::{Base, FeaturesAt, LABEL_SCALE, Labels, Scheme};
+pub(crate) use scheme::{is_true, yes};

@@ -62,6 +62,15 @@ pub struct FeatureScheme {
     /// What targets were measured from (absent: the score itself).
     #[serde(default, skip_serializing_if = "Base::is_none")]
     pub base: Base,
+    /// The king-piece block (absent: none).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub king_piece: bool,
+    /// The attack-relation pair and kind blocks (absent: there).
+    #[serde(
+        default = "crate::rows::yes",
+        skip_serializing_if = "crate::rows::is_true"
+    )]
+    pub attacks: bool,
 }
 
 /// What the training data looked like.

@@ -141,6 +141,12 @@ pub struct Scheme {
     pub num_features: usize,
     /// `value` or `onehot`.
     pub relation_encoding: String,
+    /// The king-piece block after the others (absent: none).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub king_piece: bool,
+    /// The attack-relation pair and kind blocks (absent: there).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub attacks: bool,
     /// Targets were divided by this (10000.0).
     pub label_scale: f64,
     /// Margin in centipawns.
@@ -162,6 +168,19 @@ pub struct Scheme {
     /// What targets are measured from (absent: the score itself).
     #[serde(default, skip_serializing_if = "Base::is_none")]
     pub base: Base,
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
+}
+
+/// Serde's default of a block that older files did not name: there.
+pub(crate) fn yes() -> bool {
+    true
+}
+
+pub(crate) fn is_true(b: &bool) -> bool {
+    *b
 }
 
 fn every_position() -> f64 {

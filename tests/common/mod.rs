@@ -158,20 +158,21 @@ pub fn predictions(path: &Path) -> Vec<f64> {
         .collect()
 }
 
-/// A learned evaluation of the `attack2` value encoding whose every weight
-/// is a distinct pseudo-random number in [-`half_width`, `half_width`)
-/// (SplitMix64 from `seed`): any term missed, counted twice or counted with
-/// the wrong relation shows.
+/// A learned evaluation of the `attack2` feature set `set` whose every
+/// weight is a distinct pseudo-random number in [-`half_width`,
+/// `half_width`) (SplitMix64 from `seed`): any term missed, counted twice
+/// or counted with the wrong relation shows.
 pub fn random_model(
     seed: u64,
     half_width: f64,
     label_scale: f64,
     features_at: niwatori::rows::FeaturesAt,
     base: niwatori::rows::Base,
+    set: niwatori::features::FeatureSet,
 ) -> niwatori::eval::Learned {
-    use niwatori::features::{self, RelationEncoding};
+    use niwatori::features;
     use niwatori::rows::model::{DataSummary, FeatureScheme, LinearModel, ModelMetadata};
-    let n = RelationEncoding::Value.num_features();
+    let n = set.num_features();
     let mut state = seed;
     let w: Vec<f64> = (0..n)
         .map(|_| {
@@ -191,6 +192,8 @@ pub fn random_model(
             num_features: n,
             label_scale,
             features_at,
+            king_piece: set.king_piece,
+            attacks: set.attacks,
         }),
         solver: "test".into(),
         c: 1.0,
