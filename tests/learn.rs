@@ -11,7 +11,7 @@ use std::sync::Arc;
 use niwatori::corpus::read_all_games;
 use niwatori::eval::{Evaluator, Learned, Material};
 use niwatori::extract::{ExtractOptions, PositionSample, extract};
-use niwatori::features::{RelationEncoding, features};
+use niwatori::features::{FeatureSet, features};
 use niwatori::report::{PHASES, SiblingValue, agreement, agreement_on_sample};
 use niwatori::train::{SvrParams, train_files};
 
@@ -25,14 +25,17 @@ fn sample_files() -> Vec<PathBuf> {
 
 /// Extracts and trains on the sample games; returns the model path.
 fn trained_model(dir: &Path) -> PathBuf {
+    trained_model_of(dir, FeatureSet::default())
+}
+
+/// The same, rows of the feature set `set`.
+fn trained_model_of(dir: &Path, set: FeatureSet) -> PathBuf {
     let files = sample_files();
-    extract(
-        &files,
-        &dir.join("rows"),
-        &ExtractOptions::default(),
-        Arc::new(Material),
-    )
-    .unwrap();
+    let options = ExtractOptions {
+        features: set,
+        ..ExtractOptions::default()
+    };
+    extract(&files, &dir.join("rows"), &options, Arc::new(Material)).unwrap();
     let params = linfa::ParamGuard::check(SvrParams::default().c(0.1).p(0.005).eps(0.001)).unwrap();
     let model = dir.join("m.model");
     train_files(&[dir.join("rows")], &params, &model, false).unwrap();
@@ -65,13 +68,26 @@ fn learned_model_ranks_game_moves_better_than_material_on_its_games() {
     assert!(learned.top3.unwrap() >= learned.top1);
 }
 
+/// For the default features and for the king-piece block alone: the
+/// scheme travels from the rows through the model to the evaluation.
 #[test]
 fn evaluation_matches_liblinear_predict() {
     let Some(predict) = required::tool("liblinear-predict") else {
         return;
     };
+    let king_piece_alone = FeatureSet {
+        attacks: false,
+        king_piece: true,
+        ..FeatureSet::default()
+    };
+    for set in [FeatureSet::default(), king_piece_alone] {
+        evaluation_matches(&predict, set);
+    }
+}
+
+fn evaluation_matches(predict: &Path, set: FeatureSet) {
     let tmp = tempfile::tempdir().unwrap();
-    let model_path = trained_model(tmp.path());
+    let model_path = trained_model_of(tmp.path(), set);
     let model = Learned::load(&model_path).unwrap();
     // Sibling positions of a game; each as a libsvm row.
     let game = &read_all_games(&sample_files()[..1])[0];
@@ -82,7 +98,7 @@ fn evaluation_matches_liblinear_predict() {
         let m32 = pos.move32_from_move(mv);
         pos.apply_move32(m32);
         rows.push('0');
-        for (i, v) in features(&pos, RelationEncoding::Value) {
+        for (i, v) in features(&pos, set) {
             rows.push_str(&format!(" {}:{}", i + 1, v));
         }
         rows.push('\n');
