@@ -232,8 +232,7 @@ fn learn_args(dir: &Path) -> niwatori::learn::LearnArgs {
         min_rating: None,
         labels: niwatori::rows::Labels::Siblings,
         base: niwatori::rows::Base::Material,
-        king_piece: false,
-        no_attacks: false,
+        blocks: niwatori::features::Blocks::KingPiece,
     }
 }
 
@@ -273,8 +272,12 @@ fn learn_refuses_to_resume_a_run_of_other_settings() {
         ("split_opening", |a| a.split.split_opening = Some(12)),
         ("labels", |a| a.labels = niwatori::rows::Labels::Record),
         ("base", |a| a.base = niwatori::rows::Base::None),
-        ("king_piece", |a| a.king_piece = true),
-        ("attacks", |a| a.no_attacks = true),
+        ("king_piece", |a| {
+            a.blocks = niwatori::features::Blocks::Attacks
+        }),
+        ("attacks", |a| {
+            a.blocks = niwatori::features::Blocks::AttacksKingPiece
+        }),
     ];
     for (name, change) in changes {
         let mut asked = base.clone();

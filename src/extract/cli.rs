@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 
 use super::{ExtractOptions, Shard, extract};
 use crate::eval::{Evaluator, Material};
-use crate::features::{FeatureSet, RelationEncoding};
+use crate::features::{Blocks, FeatureSet, RelationEncoding};
 use crate::rows::{Base, FeaturesAt, Labels, RowFormat};
 
 /// How rows are made: the options `extract` and `bench extract` share.
@@ -22,14 +22,12 @@ pub struct RowArgs {
     /// How relation kinds are written: feature value 1..10, or one index per kind.
     #[arg(long, value_enum, default_value_t = RelationEncoding::Value)]
     pub relation_encoding: RelationEncoding,
-    /// Add the king-piece block: every piece's square and kind against
-    /// each king's square (Bonanza's KP), 367,416 features.
-    #[arg(long)]
-    pub king_piece: bool,
-    /// Leave out the attack-relation pair and kind blocks (with
-    /// `--king-piece`: a king-piece and hand model, far cheaper to evaluate).
-    #[arg(long, requires = "king_piece")]
-    pub no_attacks: bool,
+    /// The blocks beside the hand block: the attack-relation pair and kind
+    /// blocks, those and the king-piece block (every piece's square and
+    /// kind against each king's square, Bonanza's KP), or the king-piece
+    /// block alone (far cheaper to evaluate).
+    #[arg(long, value_enum, default_value_t = Blocks::Attacks)]
+    pub blocks: Blocks,
     /// Which position a row describes: the sibling itself, or the leaf of
     /// its search's principal variation (a quiet position).
     #[arg(long, value_enum, default_value_t = FeaturesAt::Sibling)]
@@ -67,11 +65,7 @@ impl RowArgs {
         check_sample(self.sample)?;
         let options = ExtractOptions {
             margin: self.margin,
-            features: FeatureSet {
-                encoding: self.relation_encoding,
-                attacks: !self.no_attacks,
-                king_piece: self.king_piece,
-            },
+            features: self.blocks.with(self.relation_encoding),
             features_at: self.features_at,
             labels: self.labels,
             base: self.base,
@@ -147,9 +141,9 @@ pub fn run(args: ExtractArgs) -> Result<()> {
             args.format.name()
         );
     }
-    if options.features.king_piece && !args.format.is_rows() {
+    if options.features != FeatureSet::default() && !args.format.is_rows() {
         bail!(
-            "--king-piece applies to training rows; --format {} writes positions without features",
+            "--blocks applies to training rows; --format {} writes positions without features",
             args.format.name()
         );
     }

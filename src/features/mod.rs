@@ -182,12 +182,45 @@ const KING_PIECE_FEATURES: usize = 2 * 81 * PIECE_CODES * 81;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FeatureSet {
     pub encoding: RelationEncoding,
-    /// The pair and kind blocks (attack relations; `extract --no-attacks`
-    /// leaves them out): most of a row and of an evaluation's cost.
+    /// The pair and kind blocks (attack relations; `extract --blocks
+    /// king-piece` leaves them out): most of a row and of an evaluation's cost.
     pub attacks: bool,
     /// The king-piece block (`extract --king-piece`): every piece's square
     /// and kind against each king's square, Bonanza's KP.
     pub king_piece: bool,
+}
+
+/// The blocks a row holds beside the hand block, as `extract --blocks`
+/// and `learn --blocks` name them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum Blocks {
+    /// The attack-relation pair and kind blocks (`attack2` v3 as it was).
+    Attacks,
+    /// Those and the king-piece block.
+    AttacksKingPiece,
+    /// The king-piece block alone: far cheaper to evaluate.
+    KingPiece,
+}
+
+impl Blocks {
+    /// The feature set of these blocks with the relation kinds written as
+    /// `encoding` says.
+    pub const fn with(self, encoding: RelationEncoding) -> FeatureSet {
+        FeatureSet {
+            encoding,
+            attacks: !matches!(self, Self::KingPiece),
+            king_piece: !matches!(self, Self::Attacks),
+        }
+    }
+
+    /// The name used on the command line.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Attacks => "attacks",
+            Self::AttacksKingPiece => "attacks-king-piece",
+            Self::KingPiece => "king-piece",
+        }
+    }
 }
 
 impl Default for FeatureSet {
