@@ -379,3 +379,29 @@ print(len(meta), len(hc), len(ps), same)
     );
     assert_eq!(said.trim(), "138 138 138 138");
 }
+
+/// Positions formats write no features: asking for other blocks is an
+/// error that names the option, and nothing is written.
+#[test]
+fn positions_formats_refuse_feature_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("psv");
+    let game = concat!(env!("CARGO_MANIFEST_DIR"), "/kifu/selfplay/0001.csa");
+    let run = Command::new(env!("CARGO_BIN_EXE_niwatori"))
+        .args([
+            "extract",
+            game,
+            "--format",
+            "psv",
+            "--blocks",
+            "king-piece",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!run.status.success());
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(err.contains("--blocks") && err.contains("psv"), "{err}");
+    assert!(!out.exists());
+}

@@ -179,11 +179,11 @@ impl Learned {
 
     /// The sum of the pair terms `board` visits with these square sets.
     fn pair_sum(&self, board: &Board, view: Color, from: Bitboard, to: Bitboard) -> i64 {
-        let w = &self.weights;
-        let mut sum = 0i64;
         if !self.set.attacks {
             return 0;
         }
+        let w = &self.weights;
+        let mut sum = 0i64;
         board.for_each_term(view, self.set.encoding, from, to, |i, x| {
             sum += i64::from(w[i as usize]) * i64::from(x);
         });

@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 
 use super::{ExtractOptions, Shard, extract};
 use crate::eval::{Evaluator, Material};
-use crate::features::{Blocks, FeatureSet, RelationEncoding};
+use crate::features::{Blocks, RelationEncoding};
 use crate::rows::{Base, FeaturesAt, Labels, RowFormat};
 
 /// How rows are made: the options `extract` and `bench extract` share.
@@ -141,7 +141,7 @@ pub fn run(args: ExtractArgs) -> Result<()> {
             args.format.name()
         );
     }
-    if options.features != FeatureSet::default() && !args.format.is_rows() {
+    if args.rows.blocks != Blocks::Attacks && !args.format.is_rows() {
         bail!(
             "--blocks applies to training rows; --format {} writes positions without features",
             args.format.name()

@@ -188,8 +188,8 @@ impl LearnSettings {
             split_opening: args.split.split_opening,
             labels: args.labels,
             base: args.base,
-            king_piece: args.blocks.with(Default::default()).king_piece,
-            attacks: args.blocks.with(Default::default()).attacks,
+            king_piece: args.blocks != Blocks::Attacks,
+            attacks: args.blocks != Blocks::KingPiece,
         }
     }
 
