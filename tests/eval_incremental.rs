@@ -6,17 +6,18 @@ mod common;
 
 use niwatori::eval::{Evaluator, Learned};
 use niwatori::features::{Board, FeatureSet};
+use niwatori::rows::Base;
 use rsshogi::board::{Legal, Move32List, Position, generate_moves_move32};
 
 /// A model whose every weight is a distinct pseudo-random number: any term
 /// missed, counted twice or counted with the wrong relation shows.
-fn random_model(set: FeatureSet) -> Learned {
+fn random_model(set: FeatureSet, base: Base) -> Learned {
     common::random_model(
         0x9e37_79b9_7f4a_7c15,
         1e-3,
         1000.0,
         niwatori::rows::FeaturesAt::Sibling,
-        niwatori::rows::Base::None,
+        base,
         set,
     )
 }
@@ -36,24 +37,29 @@ fn real_games() -> Vec<niwatori::records::Game> {
 /// Every block: attack relations, hand and king-piece.
 #[test]
 fn incremental_sums_equal_the_full_sums_over_real_games() {
-    incremental_sums_equal_the_full_sums(FeatureSet {
+    let set = FeatureSet {
         king_piece: true,
         ..FeatureSet::default()
-    });
+    };
+    incremental_sums_equal_the_full_sums(set, Base::None);
 }
 
-/// The king-piece and hand blocks alone.
+/// The king-piece and hand blocks alone (the model the search carries
+/// down, its updates known before the move is played), with each base.
 #[test]
 fn incremental_king_piece_sums_equal_the_full_sums() {
-    incremental_sums_equal_the_full_sums(FeatureSet {
+    let set = FeatureSet {
         attacks: false,
         king_piece: true,
         ..FeatureSet::default()
-    });
+    };
+    incremental_sums_equal_the_full_sums(set, Base::None);
+    incremental_sums_equal_the_full_sums(set, Base::Material);
 }
 
-fn incremental_sums_equal_the_full_sums(set: FeatureSet) {
-    let model = random_model(set);
+fn incremental_sums_equal_the_full_sums(set: FeatureSet, base: Base) {
+    let model = random_model(set, base);
+    assert_eq!(model.is_incremental(), !set.attacks);
     let games = real_games();
     assert!(games.len() >= 100, "only {} games", games.len());
     let (mut moves, mut captures, mut drops, mut promotions, mut king_moves, mut nulls) =
@@ -79,11 +85,22 @@ fn incremental_sums_equal_the_full_sums(set: FeatureSet) {
             for &mv in list.iter().filter(|&&m| ply % 3 == 0 || m == game_move) {
                 let capture = !mv.is_drop() && !pos.piece_on(mv.to_sq()).is_empty();
                 let king = !mv.is_drop() && pos.piece_on(mv.from_sq()).piece_type().raw() == 8;
+                // without the boards, before the move is played
+                let ahead = model.accumulate_before_move(&acc, &pos, mv);
+                let ahead_value = model.evaluate_after_move(&acc, &pos, mv);
                 pos.apply_move32(mv);
                 after.set(&pos);
                 let carried = model.accumulate_move(&acc, &before, &after, &pos, mv);
                 let full = model.accumulate(&after, &pos);
                 assert_eq!(carried, full, "{} after {}", pos.to_sfen(None), mv.to_usi());
+                if model.is_incremental() {
+                    let at = || format!("{} after {}", pos.to_sfen(None), mv.to_usi());
+                    assert_eq!(ahead, Some(full), "{}", at());
+                    assert_eq!(model.accumulate_position(&pos), Some(full), "{}", at());
+                    assert_eq!(ahead_value, Some(model.evaluate(&pos)), "{}", at());
+                } else {
+                    assert_eq!((ahead, ahead_value), (None, None));
+                }
                 assert_eq!(
                     model.evaluate_accumulated(&carried, pos.turn()),
                     model.evaluate(&pos)

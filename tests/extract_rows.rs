@@ -700,10 +700,10 @@ fn the_extract_bench_counts_what_extract_writes() {
         ..Default::default()
     };
     let s = run(&inputs, &fresh_dir("bench-out"), &options);
-    let r = bench(&inputs, &options, 1, None, || {
-        SiblingScorer::new(Arc::new(Material))
-    })
-    .unwrap();
+    let scorer = || SiblingScorer::new(Arc::new(Material));
+    let reports = bench(&inputs, &options, 1, None, &[scorer, scorer]).unwrap();
+    assert_eq!(reports.len(), 2, "one report a scorer");
+    let r = &reports[0];
     assert_eq!((r.games, r.positions), (3, s.positions));
     let stages: Vec<Stage> = r.stages.iter().map(|f| f.stage).collect();
     assert_eq!(stages, [Stage::Score, Stage::Features, Stage::Write]);

@@ -7,6 +7,11 @@
 //! features), plus features (counted, not written), plus libsvm text. Each
 //! is run several times; medians are reported, so the cost of features and
 //! writing is the difference from the baseline measured alongside it.
+//!
+//! With `--baseline EVAL` every run of every stage is made with both
+//! evaluations in turn (labelling with a model against material, say), and
+//! the ratios of their rows per second are printed: the machine's noise
+//! falls on both alike.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -97,6 +102,11 @@ pub struct ExtractBenchArgs {
     /// static evaluation (isolates the cost of features and writing).
     #[arg(long, value_enum, default_value_t = BenchScorer::Search)]
     pub scorer: BenchScorer,
+    /// Also label with this evaluation (material, material-hand or
+    /// learned:MODEL), alternating run by run with the one `--model`
+    /// names, and print both with the ratios of their rows per second.
+    #[arg(long)]
+    pub baseline: Option<crate::eval::EvalSpec>,
 }
 
 /// Median figures of one stage.
@@ -163,14 +173,15 @@ fn run_stage<S: SiblingScore, F: Fn() -> S + Sync, O: Held>(
 }
 
 /// Runs the benchmark `runs` times per stage over the first `max_games`
-/// games under `paths`, scoring with scorers from `make_scorer`.
+/// games under `paths`, scoring with scorers from each of `make_scorers`
+/// in turn within every run: one report each, in their order.
 pub fn bench<S: SiblingScore, F: Fn() -> S + Sync>(
     paths: &[PathBuf],
     options: &ExtractOptions,
     runs: usize,
     max_games: Option<usize>,
-    make_scorer: F,
-) -> Result<ExtractBenchReport, ExtractError> {
+    make_scorers: &[F],
+) -> Result<Vec<ExtractBenchReport>, ExtractError> {
     let pool = {
         let mut b = rayon::ThreadPoolBuilder::new();
         if let Some(j) = options.jobs {
@@ -182,85 +193,122 @@ pub fn bench<S: SiblingScore, F: Fn() -> S + Sync>(
         let inputs = read_inputs(paths)?;
         let mut games: Vec<&Game> = inputs.files.iter().flat_map(|f| &f.games).collect();
         games.truncate(max_games.unwrap_or(usize::MAX));
-        let mut stages = Vec::new();
-        let mut positions = 0;
+        let mut reports: Vec<ExtractBenchReport> = make_scorers
+            .iter()
+            .map(|_| ExtractBenchReport {
+                games: games.len(),
+                positions: 0,
+                threads: rayon::current_num_threads(),
+                stages: Vec::new(),
+            })
+            .collect();
         for stage in [Stage::Score, Stage::Features, Stage::Write] {
-            let mut secs = Vec::new();
-            let mut last = (0, 0, 0, 0);
+            let mut secs = vec![Vec::new(); make_scorers.len()];
+            let mut last = vec![(0, 0, 0, 0); make_scorers.len()];
             for _ in 0..runs.max(1) {
-                let (s, rows, nnz, bytes, pos) = match stage {
-                    Stage::Score => run_stage::<_, _, ScoresOnly>(&games, options, &make_scorer),
-                    Stage::Features => {
-                        run_stage::<_, _, FeaturesOnly>(&games, options, &make_scorer)
-                    }
-                    Stage::Write => run_stage::<_, _, Vec<u8>>(&games, options, &make_scorer),
-                };
-                secs.push(s);
-                last = (rows, nnz, bytes, pos);
+                for (i, make_scorer) in make_scorers.iter().enumerate() {
+                    let (s, rows, nnz, bytes, pos) = match stage {
+                        Stage::Score => run_stage::<_, _, ScoresOnly>(&games, options, make_scorer),
+                        Stage::Features => {
+                            run_stage::<_, _, FeaturesOnly>(&games, options, make_scorer)
+                        }
+                        Stage::Write => run_stage::<_, _, Vec<u8>>(&games, options, make_scorer),
+                    };
+                    secs[i].push(s);
+                    last[i] = (rows, nnz, bytes, pos);
+                }
             }
-            let mut sorted = secs.clone();
-            sorted.sort_by(f64::total_cmp);
-            let median = sorted[sorted.len() / 2];
-            let (rows, nnz, bytes, pos) = last;
-            positions = pos;
-            let per_row = |x: usize| x as f64 / rows.max(1) as f64;
-            stages.push(StageFigures {
-                stage,
-                seconds: median,
-                rows,
-                rows_per_sec: rows as f64 / median.max(1e-9),
-                nnz_per_row: per_row(nnz),
-                bytes_per_row: per_row(bytes),
-                runs: secs,
-            });
+            for ((report, secs), (rows, nnz, bytes, pos)) in reports.iter_mut().zip(secs).zip(last)
+            {
+                let mut sorted = secs.clone();
+                sorted.sort_by(f64::total_cmp);
+                let median = sorted[sorted.len() / 2];
+                report.positions = pos;
+                let per_row = |x: usize| x as f64 / rows.max(1) as f64;
+                report.stages.push(StageFigures {
+                    stage,
+                    seconds: median,
+                    rows,
+                    rows_per_sec: rows as f64 / median.max(1e-9),
+                    nnz_per_row: per_row(nnz),
+                    bytes_per_row: per_row(bytes),
+                    runs: secs,
+                });
+            }
         }
-        Ok(ExtractBenchReport {
-            games: games.len(),
-            positions,
-            threads: rayon::current_num_threads(),
-            stages,
-        })
+        Ok(reports)
     })
 }
 
 /// Runs `niwatori bench extract`.
 pub fn run(args: ExtractBenchArgs) -> Result<()> {
     let (options, eval) = args.rows.options()?;
-    let scorer_eval: Arc<dyn Evaluator> = eval.clone();
-    let r = match args.scorer {
-        BenchScorer::Search => bench(&args.paths, &options, args.runs, args.games, || {
-            SiblingScorer::new(scorer_eval.clone())
-        }),
-        BenchScorer::Static => bench(&args.paths, &options, args.runs, args.games, || {
-            StaticScorer::new(scorer_eval.clone())
-        }),
+    let mut evals: Vec<Arc<dyn Evaluator>> = vec![eval];
+    if let Some(spec) = &args.baseline {
+        evals.push(spec.load().context("--baseline")?);
+    }
+    let reports = match args.scorer {
+        BenchScorer::Search => {
+            let scorers: Vec<_> = evals
+                .iter()
+                .map(|e| || SiblingScorer::new(e.clone()))
+                .collect();
+            bench(&args.paths, &options, args.runs, args.games, &scorers)
+        }
+        BenchScorer::Static => {
+            let scorers: Vec<_> = evals
+                .iter()
+                .map(|e| || StaticScorer::new(e.clone()))
+                .collect();
+            bench(&args.paths, &options, args.runs, args.games, &scorers)
+        }
     }
     .context("bench extract")?;
-    println!(
-        "extract bench: {} games, {} positions, {} threads, evaluator {}, scorer {}, encoding {}, median of {} runs",
-        r.games,
-        r.positions,
-        r.threads,
-        eval.name(),
-        match args.scorer {
-            BenchScorer::Search => SEARCH_SCORER,
-            BenchScorer::Static => "static",
-        },
-        options.features.encoding.as_str(),
-        args.runs.max(1)
-    );
-    let base = r.stages[0].seconds;
-    for s in &r.stages {
+    for (r, eval) in reports.iter().zip(&evals) {
         println!(
-            "{:<9} {:>9} rows {:>8.3} s {:>10.0} rows/s  x{:.2} baseline time  {:>6.1} nnz/row {:>7.1} bytes/row  runs {:?}",
-            format!("{:?}", s.stage).to_lowercase(),
-            s.rows,
-            s.seconds,
-            s.rows_per_sec,
-            s.seconds / base.max(1e-9),
-            s.nnz_per_row,
-            s.bytes_per_row,
-            s.runs.iter().map(|x| format!("{x:.3}")).collect::<Vec<_>>()
+            "extract bench: {} games, {} positions, {} threads, evaluator {}, scorer {}, blocks {}, encoding {}, median of {} runs",
+            r.games,
+            r.positions,
+            r.threads,
+            eval.name(),
+            match args.scorer {
+                BenchScorer::Search => SEARCH_SCORER,
+                BenchScorer::Static => "static",
+            },
+            options.features.blocks().map_or("hand", |b| b.as_str()),
+            options.features.encoding.as_str(),
+            args.runs.max(1)
+        );
+        let base = r.stages[0].seconds;
+        for s in &r.stages {
+            println!(
+                "{:<9} {:>9} rows {:>8.3} s {:>10.0} rows/s  x{:.2} baseline time  {:>6.1} nnz/row {:>7.1} bytes/row  runs {:?}",
+                format!("{:?}", s.stage).to_lowercase(),
+                s.rows,
+                s.seconds,
+                s.rows_per_sec,
+                s.seconds / base.max(1e-9),
+                s.nnz_per_row,
+                s.bytes_per_row,
+                s.runs.iter().map(|x| format!("{x:.3}")).collect::<Vec<_>>()
+            );
+        }
+    }
+    if let [r, baseline] = &reports[..] {
+        println!(
+            "ratio {} / {} rows/s (medians): {}",
+            evals[0].name(),
+            evals[1].name(),
+            r.stages
+                .iter()
+                .zip(&baseline.stages)
+                .map(|(s, b)| format!(
+                    "{} {:.2}",
+                    format!("{:?}", s.stage).to_lowercase(),
+                    s.rows_per_sec / b.rows_per_sec.max(1e-9)
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
     Ok(())

@@ -16,10 +16,15 @@
 //! vector, by the same visitor that `extract` writes rows with.
 //!
 //! Weights are held as integers (`w ≈ q / quant_scale`, the largest at
-//! 2²⁴), so that a sum is exact whatever its order: the search keeps an
-//! [`Accumulator`] per ply and updates it by the pairs a move changes
-//! ([`crate::features::changed_pairs`]), and the result is bit for bit the
-//! full evaluation's.
+//! 2²⁴), so that a sum is exact whatever its order: an [`Accumulator`]
+//! updated by the terms a move changes gives bit for bit the full
+//! evaluation. Without the attack relations (`--blocks king-piece`, the
+//! default) a move changes a handful of terms
+//! ([`crate::features::for_each_piece_term_change`]), known before it is
+//! played: the search carries an accumulator per ply and scores a move's
+//! child without playing it. The attack relations need both boards
+//! ([`crate::features::changed_pairs`]) and are summed in full by the
+//! search.
 
 use std::path::{Path, PathBuf};
 
@@ -55,11 +60,13 @@ pub const RESIDUAL_LIMIT: i32 = 1000;
 
 /// The learned sums of one position from both sides' view (index: the
 /// colour seen as the side to move): pair terms, and the hand and
-/// king-piece terms, in quantized weight units.
+/// king-piece terms, in quantized weight units; and the material balance
+/// for Black, for a model with the material base.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Accumulator {
     pairs: [i64; 2],
-    hand: [i64; 2],
+    pieces: [i64; 2],
+    material: i32,
 }
 
 /// A linear evaluation loaded from a model file.
@@ -68,6 +75,10 @@ pub struct Learned {
     weights: Vec<i32>,
     quant_scale: f64,
     bias: f64,
+    /// `label_scale / quant_scale` and `bias × label_scale`: a sum's value
+    /// in centipawns before clamping and sign ([`Learned::value_of_sum`]).
+    sum_to_value: f64,
+    bias_value: f64,
     set: FeatureSet,
     label_scale: f64,
     /// Trained on rows at search leaves (`extract --features-at leaf`).
@@ -147,6 +158,8 @@ impl Learned {
             weights,
             quant_scale,
             bias,
+            sum_to_value: scheme.label_scale / quant_scale,
+            bias_value: bias * scheme.label_scale,
             fingerprint,
             set,
             label_scale: scheme.label_scale,
@@ -159,6 +172,11 @@ impl Learned {
     /// The model's output `wᵀx` for `pos`: the value, in scaled label units,
     /// for the player who has just moved.
     pub fn raw(&self, pos: &Position) -> f64 {
+        self.raw_of_sum(self.sum(pos))
+    }
+
+    /// The quantized sum `wᵀx` of `pos`'s terms, seen from its side to move.
+    fn sum(&self, pos: &Position) -> i64 {
         let mut sum = 0i64;
         let w = &self.weights;
         features::for_each_term(pos, self.set, |i, x| {
@@ -166,15 +184,20 @@ impl Learned {
                 sum += i64::from(wi) * x as i64;
             }
         });
-        self.raw_of_sum(sum)
+        sum
     }
 
     fn raw_of_sum(&self, sum: i64) -> f64 {
         sum as f64 / self.quant_scale + self.bias
     }
 
-    fn value_of_raw(&self, raw: f64) -> i32 {
-        (-raw.clamp(-1.0, 1.0) * self.label_scale).round() as i32
+    /// The model's value of a sum for the side to move, in centipawns:
+    /// `−clamp(raw, −1, 1) × label_scale`, rounded, with the division by
+    /// the quantization folded into one product (the search asks this of
+    /// every move it scores).
+    fn value_of_sum(&self, sum: i64) -> i32 {
+        let scaled = sum as f64 * self.sum_to_value + self.bias_value;
+        (-scaled.clamp(-self.label_scale, self.label_scale)).round() as i32
     }
 
     /// The sum of the pair terms `board` visits with these square sets.
@@ -190,8 +213,8 @@ impl Learned {
         sum
     }
 
-    /// The hand and king-piece sums: few terms, recounted at every move.
-    fn hand_sums(&self, pos: &Position) -> [i64; 2] {
+    /// The hand and king-piece sums, counted in full.
+    fn piece_sums(&self, pos: &Position) -> [i64; 2] {
         [Color::BLACK, Color::WHITE].map(|view| {
             let mut sum = 0i64;
             let mut add = |i: u32| sum += i64::from(self.weights[i as usize]);
@@ -201,13 +224,73 @@ impl Learned {
         })
     }
 
+    /// Black's material balance, if the model adds itself to material.
+    fn black_material(&self, pos: &Position) -> i32 {
+        match self.base {
+            Base::None => 0,
+            Base::Material => Material.evaluate(pos) * sign(pos.turn()),
+        }
+    }
+
     /// The sums of `pos` (whose [`Board`] is `board`) from both sides' view.
     pub fn accumulate(&self, board: &Board, pos: &Position) -> Accumulator {
         let all = !Bitboard::EMPTY;
         Accumulator {
             pairs: [Color::BLACK, Color::WHITE].map(|view| self.pair_sum(board, view, all, all)),
-            hand: self.hand_sums(pos),
+            pieces: self.piece_sums(pos),
+            material: self.black_material(pos),
         }
+    }
+
+    /// Whether the model's accumulator follows a move without the boards
+    /// (it has no attack-relation blocks): [`Learned::accumulate_position`]
+    /// and [`Learned::accumulate_before_move`] serve it.
+    pub fn is_incremental(&self) -> bool {
+        !self.set.attacks
+    }
+
+    /// The sums of `pos`, for a model without attack relations (`None` for
+    /// one with them: see [`Learned::accumulate`]).
+    pub fn accumulate_position(&self, pos: &Position) -> Option<Accumulator> {
+        self.is_incremental().then(|| Accumulator {
+            pairs: [0; 2],
+            pieces: self.piece_sums(pos),
+            material: self.black_material(pos),
+        })
+    }
+
+    /// The sums after the legal move `mv` of `pos` (not yet played), from
+    /// those of `pos`: a few weights added and taken away (a few dozen for a
+    /// king move). `None` for a model with attack relations.
+    pub fn accumulate_before_move(
+        &self,
+        acc: &Accumulator,
+        pos: &Position,
+        mv: Move32,
+    ) -> Option<Accumulator> {
+        if !self.is_incremental() {
+            return None;
+        }
+        let mut pieces = acc.pieces;
+        for (view, sum) in [Color::BLACK, Color::WHITE].into_iter().zip(&mut pieces) {
+            let w = &self.weights;
+            let mut add = |i: u32, sign: i32| *sum += i64::from(w[i as usize] * sign);
+            features::for_each_piece_term_change(pos, view, self.set, mv, &mut add);
+        }
+        let material = match self.base {
+            Base::None => 0,
+            Base::Material => {
+                let gain = Material
+                    .move_delta(pos, mv)
+                    .expect("material is incremental");
+                acc.material + gain * sign(pos.turn())
+            }
+        };
+        Some(Accumulator {
+            pairs: acc.pairs,
+            pieces,
+            material,
+        })
     }
 
     /// The sums after `mv`, from those before it: `before` is the board
@@ -227,16 +310,57 @@ impl Learned {
         }
         Accumulator {
             pairs,
-            hand: self.hand_sums(pos),
+            pieces: self.piece_sums(pos),
+            material: self.black_material(pos),
         }
     }
 
-    /// The model's part of the evaluation of the position `acc` sums,
-    /// `side_to_move` to move: [`Evaluator::evaluate`] of it less the
-    /// base's value.
+    /// The evaluation after the legal move `mv` of `pos` (not yet played),
+    /// for the side to move then, from `acc` (the sums of `pos`) without
+    /// playing it: [`Learned::accumulate_before_move`] for that side's view
+    /// alone. `None` as there.
+    pub fn evaluate_after_move(
+        &self,
+        acc: &Accumulator,
+        pos: &Position,
+        mv: Move32,
+    ) -> Option<i32> {
+        if !self.is_incremental() {
+            return None;
+        }
+        let them = pos.turn().flip();
+        let mut sum = acc.pieces[them.to_index()];
+        let w = &self.weights;
+        let mut add = |i: u32, sign: i32| sum += i64::from(w[i as usize] * sign);
+        features::for_each_piece_term_change(pos, them, self.set, mv, &mut add);
+        let material = match self.base {
+            Base::None => 0,
+            Base::Material => {
+                let gain = Material
+                    .move_delta(pos, mv)
+                    .expect("material is incremental");
+                acc.material + gain * sign(pos.turn())
+            }
+        };
+        let after = Accumulator {
+            pairs: acc.pairs,
+            pieces: [sum; 2],
+            material,
+        };
+        Some(self.evaluate_accumulated(&after, them))
+    }
+
+    /// The evaluation of the position `acc` sums with `side_to_move` to
+    /// move: [`Evaluator::evaluate`] of it, exactly.
     pub fn evaluate_accumulated(&self, acc: &Accumulator, side_to_move: Color) -> i32 {
         let i = side_to_move.to_index();
-        self.value_of_raw(self.raw_of_sum(acc.pairs[i] + acc.hand[i]))
+        let residual = self.value_of_sum(acc.pairs[i] + acc.pieces[i]);
+        match self.base {
+            Base::None => residual,
+            Base::Material => {
+                acc.material * sign(side_to_move) + residual.clamp(-RESIDUAL_LIMIT, RESIDUAL_LIMIT)
+            }
+        }
     }
 
     /// The weights (as quantized), widened for the training code's matrix
@@ -270,12 +394,17 @@ impl Learned {
     }
 }
 
+/// +1 for Black, −1 for White: a balance for Black seen from `color`.
+fn sign(color: Color) -> i32 {
+    if color == Color::BLACK { 1 } else { -1 }
+}
+
 impl Evaluator for Learned {
     fn evaluate(&self, pos: &Position) -> i32 {
         match self.base {
-            Base::None => self.value_of_raw(self.raw(pos)),
+            Base::None => self.value_of_sum(self.sum(pos)),
             Base::Material => {
-                let residual = self.value_of_raw(self.raw(pos));
+                let residual = self.value_of_sum(self.sum(pos));
                 Material.evaluate(pos) + residual.clamp(-RESIDUAL_LIMIT, RESIDUAL_LIMIT)
             }
         }

@@ -96,7 +96,7 @@ use rsshogi::board::attack_tables::{bishop_attacks, lance_attacks, rook_attacks}
 use rsshogi::board::{
     Bitboard, GOLD_ATTACKS, KING_ATTACKS, KNIGHT_ATTACKS, PAWN_ATTACKS, Position, SILVER_ATTACKS,
 };
-use rsshogi::types::{Color, HandPiece, Piece, Square};
+use rsshogi::types::{Color, HandPiece, Move32, Piece, PieceType, Square};
 
 /// Name of the feature scheme, recorded in every feature file and model.
 pub const SCHEME: &str = "attack2";
@@ -219,6 +219,19 @@ impl Blocks {
             Self::Attacks => "attacks",
             Self::AttacksKingPiece => "attacks-king-piece",
             Self::KingPiece => "king-piece",
+        }
+    }
+}
+
+impl FeatureSet {
+    /// The `--blocks` value that gives this set (`None`: the hand block
+    /// alone, which no option gives).
+    pub const fn blocks(self) -> Option<Blocks> {
+        match (self.attacks, self.king_piece) {
+            (true, false) => Some(Blocks::Attacks),
+            (true, true) => Some(Blocks::AttacksKingPiece),
+            (false, true) => Some(Blocks::KingPiece),
+            (false, false) => None,
         }
     }
 }
@@ -369,22 +382,172 @@ pub fn for_each_king_piece_term(
     if !set.king_piece {
         return;
     }
-    let offset = set.encoding.num_features();
     let v = View { side: view };
     let occ = pos.bitboards().occupied();
     for (king_owner, king_color) in [view, view.flip()].into_iter().enumerate() {
-        let ksq = pos.king_square(king_color);
-        if ksq.is_none() {
+        let Some(ksq) = king_square(pos, king_color) else {
             continue;
-        }
-        let king = offset + (king_owner * 81 + v.sq(ksq)) * PIECE_CODES * 81;
+        };
+        let king = king_piece_base(set, v, king_owner, ksq);
         let mut rest = occ;
         while let Some(sq) = rest.pop_lsb() {
             if sq != ksq {
-                f((king + v.kind(pos.piece_on(sq)) * 81 + v.sq(sq)) as u32);
+                f(king + (v.kind(pos.piece_on(sq)) * 81 + v.sq(sq)) as u32);
             }
         }
     }
+}
+
+/// The square of `color`'s king, if it has one (a problem position may not).
+#[inline]
+fn king_square(pos: &Position, color: Color) -> Option<Square> {
+    let ksq = pos.king_square(color);
+    (!ksq.is_none()).then_some(ksq)
+}
+
+/// The first king-piece index of the king of `king_owner` (0: `v`'s side)
+/// on `ksq`: a piece's feature is this plus `pc × 81 + sq`.
+#[inline]
+fn king_piece_base(set: FeatureSet, v: View, king_owner: usize, ksq: Square) -> u32 {
+    (set.encoding.num_features() + (king_owner * 81 + v.sq(ksq)) * PIECE_CODES * 81) as u32
+}
+
+/// Calls `f(index, ±1)` for each hand and king-piece feature, seen from
+/// `view`, that the legal move `mv` of `pos` (not yet played) turns on
+/// (+1) or off (−1): the moved piece leaves its square for its new one, a
+/// captured piece leaves the board for the mover's hand, a dropped piece
+/// leaves the hand; a king that moves takes all its own features (every
+/// other piece, every piece in hand) to its new square.
+///
+/// The incremental evaluation's update: the features of the position
+/// after `mv` are those of `pos` with these changes (the attack-relation
+/// blocks aside), as `tests/eval_incremental.rs` checks move by move.
+pub fn for_each_piece_term_change(
+    pos: &Position,
+    view: Color,
+    set: FeatureSet,
+    mv: Move32,
+    mut f: impl FnMut(u32, i32),
+) {
+    let us = pos.turn();
+    let to = mv.to_sq();
+    let v = View { side: view };
+    let mut kings = [view, view.flip()].map(|c| king_square(pos, c));
+    // a piece's king-piece features with each king (`kings` as they stand)
+    #[inline(always)]
+    fn board(
+        f: &mut impl FnMut(u32, i32),
+        set: FeatureSet,
+        v: View,
+        kings: &[Option<Square>; 2],
+        piece: Piece,
+        sq: Square,
+        sign: i32,
+    ) {
+        if set.king_piece {
+            let code = (v.kind(piece) * 81 + v.sq(sq)) as u32;
+            for (king_owner, ksq) in kings.iter().enumerate() {
+                if let Some(ksq) = *ksq {
+                    f(king_piece_base(set, v, king_owner, ksq) + code, sign);
+                }
+            }
+        }
+    }
+    let hand_offset = set.encoding.hand_offset();
+    let mover = usize::from(us != view);
+    // (kind, 0-based slot) of the mover's hand slot that turns on or off
+    let mut hand_change = None;
+    if let Some(pt) = mv.dropped_piece() {
+        let hp = HandPiece::from_piece_type(pt).expect("a dropped piece is a hand piece");
+        // the count falls from n to n - 1: the n-th slot turns off
+        let n = pos.hand(us).count(hp) as usize;
+        hand_change = Some((hp, n - 1, -1));
+        board(&mut f, set, v, &kings, Piece::from_parts(us, pt), to, 1);
+    } else {
+        let from = mv.from_sq();
+        let moved = pos.piece_on(from);
+        let captured = pos.piece_on(to);
+        if moved.piece_type() == PieceType::KING {
+            // the other king sees this one move; this one sees everything
+            // from its new square, the captured piece no longer
+            let mut other = kings;
+            other[mover] = None;
+            board(&mut f, set, v, &other, moved, from, -1);
+            board(&mut f, set, v, &other, moved, to, 1);
+            if !captured.is_empty() {
+                board(&mut f, set, v, &other, captured, to, -1);
+            }
+            if set.king_piece {
+                let before = king_piece_base(set, v, mover, from);
+                let after = king_piece_base(set, v, mover, to);
+                let mut rest = pos.bitboards().occupied();
+                while let Some(sq) = rest.pop_lsb() {
+                    if sq != from {
+                        let code = (v.kind(pos.piece_on(sq)) * 81 + v.sq(sq)) as u32;
+                        f(before + code, -1);
+                        if sq != to {
+                            f(after + code, 1);
+                        }
+                    }
+                }
+            }
+            for (owner, color) in [view, view.flip()].into_iter().enumerate() {
+                let hand = pos.hand(color);
+                for hp in HandPiece::iter() {
+                    let k = hp.to_index();
+                    for nth in 0..hand.count(hp).min(HAND_CAP[k]) as usize {
+                        let slot = owner * HAND_SLOTS + HAND_BASE[k] + nth;
+                        f(hand_index(hand_offset, slot, mover, v, from), -1);
+                        f(hand_index(hand_offset, slot, mover, v, to), 1);
+                    }
+                }
+            }
+            kings[mover] = Some(to);
+        } else {
+            board(&mut f, set, v, &kings, moved, from, -1);
+            if !captured.is_empty() {
+                board(&mut f, set, v, &kings, captured, to, -1);
+            }
+            board(
+                &mut f,
+                set,
+                v,
+                &kings,
+                if mv.is_promotion() {
+                    moved.promote()
+                } else {
+                    moved
+                },
+                to,
+                1,
+            );
+        }
+        if !captured.is_empty() {
+            let hp = HandPiece::from_piece_type(captured.piece_type().demote())
+                .expect("a captured piece that is not a king goes to hand");
+            // the count rises from n to n + 1: the (n + 1)-th slot turns on
+            let n = pos.hand(us).count(hp) as usize;
+            hand_change = Some((hp, n, 1));
+        }
+    }
+    // with the kings where they stand after the move
+    if let Some((hp, nth, sign)) = hand_change
+        && nth < HAND_CAP[hp.to_index()] as usize
+    {
+        let slot = mover * HAND_SLOTS + HAND_BASE[hp.to_index()] + nth;
+        for (king_owner, ksq) in kings.iter().enumerate() {
+            if let Some(ksq) = *ksq {
+                f(hand_index(hand_offset, slot, king_owner, v, ksq), sign);
+            }
+        }
+    }
+}
+
+/// The hand feature of hand slot `slot` near the king of `king_owner`
+/// (0: `v`'s side) on `ksq`.
+#[inline]
+fn hand_index(hand_offset: usize, slot: usize, king_owner: usize, v: View, ksq: Square) -> u32 {
+    (hand_offset + slot * 162 + king_owner * 81 + v.sq(ksq)) as u32
 }
 
 /// The next square of `bb` in the side to move's view: ascending squares
@@ -593,7 +756,7 @@ pub fn for_each_hand_term(
     mut f: impl FnMut(u32),
 ) {
     let us = view;
-    let norm = |sq: Square| View { side: view }.sq(sq);
+    let v = View { side: view };
     let hand_offset = encoding.hand_offset();
     for (owner, color) in [us, us.flip()].into_iter().enumerate() {
         let hand = pos.hand(color);
@@ -603,12 +766,9 @@ pub fn for_each_hand_term(
             for nth in 0..count {
                 let slot = owner * HAND_SLOTS + HAND_BASE[k] + nth;
                 for (king_owner, king_color) in [us, us.flip()].into_iter().enumerate() {
-                    let ksq = pos.king_square(king_color);
-                    if ksq.is_none() {
-                        continue;
+                    if let Some(ksq) = king_square(pos, king_color) {
+                        f(hand_index(hand_offset, slot, king_owner, v, ksq));
                     }
-                    let index = hand_offset + slot * 162 + king_owner * 81 + norm(ksq);
-                    f(index as u32);
                 }
             }
         }

@@ -12,7 +12,7 @@ use super::mode::{Labelling, Mode};
 use super::ordering::{is_capture, score_move};
 use super::score::{EVAL_LIMIT, INFINITE, mated_in};
 use super::worker::{SearchBuffers, Worker};
-use crate::eval::Evaluator;
+use crate::eval::{Accumulator, Evaluator, Learned};
 
 /// Scores sibling positions (the position after one candidate move) by a
 /// depth-1 search: the opponent's best reply by one ply of search plus
@@ -73,6 +73,9 @@ pub struct SiblingSearch {
     control: Control,
     buffers: Box<SearchBuffers>,
     pv: Vec<Move32>,
+    /// An incremental model's sums of the last siblings' parent (by its
+    /// key): each sibling's follow from them by its move.
+    parent: Option<(u64, Accumulator)>,
 }
 
 impl Default for SiblingSearch {
@@ -87,6 +90,7 @@ impl SiblingSearch {
             control: Control::new(),
             buffers: Box::new(SearchBuffers::new()),
             pv: Vec::new(),
+            parent: None,
         }
     }
 
@@ -98,14 +102,43 @@ impl SiblingSearch {
 
     /// As [`SiblingScorer::score`], with `eval`.
     pub fn score(&mut self, eval: &dyn Evaluator, pos: &mut Position) -> i32 {
+        let sums = eval
+            .learned()
+            .filter(|l| l.is_incremental())
+            .and_then(|l| self.sibling_sums(l, pos));
         let mut worker =
             Worker::<Labelling>::new(pos, eval, None, &self.control, 0, &mut self.buffers);
+        worker.buf.accs[0] = sums;
         let score = -worker
             .staged_root()
             .unwrap_or_else(|| worker.search(-INFINITE, INFINITE, 1, 0, true, false));
         self.pv.clear();
         self.pv.extend_from_slice(worker.pv());
         score
+    }
+}
+
+impl SiblingSearch {
+    /// The sums of the sibling `pos` from its parent's (counted once for
+    /// all its siblings): the last move taken back and played again.
+    /// `None` (count them) without a last move.
+    fn sibling_sums(&mut self, learned: &Learned, pos: &mut Position) -> Option<Accumulator> {
+        let last = pos.last_move();
+        if last == Move32::MOVE_NONE || pos.undo_move32(last).is_err() {
+            return None;
+        }
+        let key = pos.key().low_u64();
+        let parent = match self.parent {
+            Some((k, acc)) if k == key => acc,
+            _ => {
+                let acc = learned.accumulate_position(pos)?;
+                self.parent = Some((key, acc));
+                acc
+            }
+        };
+        let sums = learned.accumulate_before_move(&parent, pos, last);
+        pos.apply_move32(last);
+        sums
     }
 }
 
@@ -144,15 +177,20 @@ impl<M: Mode> Worker<'_, M> {
     /// searched) when the side to move is in check or the evaluator does not
     /// give the gains the stages need.
     pub(super) fn staged_root(&mut self) -> Option<i32> {
-        let quiet_bound = self.quiet_gain_bound?;
         // exact ceilings need labelling mode and an incremental evaluator,
         // which every evaluator giving promotion gains is
+        let learned = self.incremental.is_some();
         if !M::LABELLING
             || self.pos.is_in_check()
-            || self.eval.promotion_gain(PieceType::ROOK).is_none()
+            || !learned && self.eval.promotion_gain(PieceType::ROOK).is_none()
         {
             return None;
         }
+        let quiet_bound = match self.quiet_gain_bound {
+            Some(bound) => bound,
+            None if learned => 0, // unused: every move has its own ceiling
+            None => return None,
+        };
         self.buf.pv_len[0] = 0;
         self.count_node();
         let static_eval = self.static_eval(0);
@@ -186,6 +224,11 @@ impl<M: Mode> Worker<'_, M> {
             if !self.is_pawn_promotion(mv) {
                 self.root_move(mv, false, Some(true), quiet_ceiling, &mut root);
             }
+        }
+
+        if learned {
+            self.learned_quiet_replies(&mut root);
+            return Some(self.finish_root(root, quiet_ceiling));
         }
 
         // A quiet reply that held the evaluation at an earlier sibling often
@@ -227,16 +270,44 @@ impl<M: Mode> Worker<'_, M> {
             }
         }
 
+        Some(self.finish_root(root, quiet_ceiling))
+    }
+
+    /// The losing captures, then the root's value.
+    fn finish_root(&mut self, mut root: Root, quiet_ceiling: i32) -> i32 {
         while let Some((mv, _)) = self.buf.bad_captures.pick() {
             self.root_move(mv, true, None, quiet_ceiling, &mut root);
         }
-        Some(if self.stopped {
+        if self.stopped {
             0
         } else if root.searched == 0 {
             mated_in(0)
         } else {
             root.best
-        })
+        }
+    }
+
+    /// With a learned evaluation every quiet move has its own ceiling (the
+    /// evaluation after it, from the accumulator without playing it): the
+    /// ones that give no check, best ceiling first, until the next cannot
+    /// beat the best score (most often after one).
+    fn learned_quiet_replies(&mut self, root: &mut Root) {
+        let mut generated = Move32List::new();
+        generate_moves_move32::<QuietsProMinus>(self.pos, &mut generated);
+        let mut by_ceiling: Vec<(i32, Move32)> = generated
+            .iter()
+            .map(|&mv| (self.exact_ceiling(0, mv).expect("an incremental model"), mv))
+            .collect();
+        by_ceiling.sort_unstable_by_key(|&(ceiling, _)| std::cmp::Reverse(ceiling));
+        for (ceiling, mv) in by_ceiling {
+            if root.searched > 0 && root.best >= ceiling {
+                break;
+            }
+            // the quiet checks were searched with their stage
+            if !self.pos.gives_check_move32(mv) {
+                self.root_move(mv, false, Some(false), 0, root);
+            }
+        }
     }
 
     /// A non-capture pawn promotion (generated with the captures).
@@ -274,7 +345,7 @@ impl<M: Mode> Worker<'_, M> {
     ) {
         let gives_check = gives_check.unwrap_or_else(|| self.pos.gives_check_move32(mv));
         if !gives_check {
-            let ceiling = if !capture && !mv.is_promotion() {
+            let ceiling = if !capture && !mv.is_promotion() && self.incremental.is_none() {
                 quiet_ceiling
             } else {
                 self.exact_ceiling(0, mv).expect("checked by staged_root")
@@ -401,13 +472,21 @@ mod tests {
 
     /// The staged root gives every sibling the value of the plain depth-1
     /// search (not in labelling mode), with killers carried from sibling to
-    /// sibling as extraction does, for both material evaluations.
+    /// sibling as extraction does, for both material evaluations and the
+    /// incremental learned models (whose quiet replies each have their own
+    /// ceiling).
     #[test]
     fn staged_root_scores_as_the_plain_search() {
         let control = Control::new();
         let mut moves = Move32List::new();
         let (mut compared, mut staged) = (0, 0);
-        for eval in [&Material as &dyn Evaluator, &MaterialHand] {
+        let [learned, learned_on_material] = crate::search::worker::tests::incremental_models();
+        for eval in [
+            &Material as &dyn Evaluator,
+            &MaterialHand,
+            &learned,
+            &learned_on_material,
+        ] {
             let mut search = SiblingSearch::new();
             for mut pos in positions() {
                 generate_legal_all_move32(&pos, &mut moves);
@@ -426,6 +505,6 @@ mod tests {
                 }
             }
         }
-        assert!(staged > 20_000, "only {staged} of {compared} staged");
+        assert!(staged > 40_000, "only {staged} of {compared} staged");
     }
 }

@@ -26,7 +26,7 @@ use super::score::{
     to_tt,
 };
 use super::see::see;
-use crate::eval::{Evaluator, Learned, Material};
+use crate::eval::{Accumulator, Evaluator, Learned, Material};
 use crate::policy::PolicyModel;
 use crate::policy::features::{PER_MOVE, Threat, push_move_features};
 use crate::tt::{Bound, Entry, TranspositionTable};
@@ -182,6 +182,10 @@ pub(crate) struct SearchBuffers {
     /// Unclamped static evaluation of the position at each ply, carried down
     /// by [`Evaluator::move_delta`]; `None` until known.
     pub(super) evals: [Option<i32>; MAX_PLY + 2],
+    /// A learned evaluation's sums at each ply, carried down by
+    /// [`Learned::accumulate_before_move`] (incremental models only);
+    /// `None` until known.
+    pub(super) accs: [Option<Accumulator>; MAX_PLY + 2],
     /// The clamped static evaluation the search saw at each ply
     /// ([`NO_EVAL`] in check), for "improving".
     static_evals: [i32; MAX_PLY + 2],
@@ -230,6 +234,7 @@ impl SearchBuffers {
             pv: Box::new([[Move32::MOVE_NONE; MAX_PLY + 1]; MAX_PLY + 1]),
             pv_len: [0; MAX_PLY + 1],
             evals: [None; MAX_PLY + 2],
+            accs: [None; MAX_PLY + 2],
             static_evals: [NO_EVAL; MAX_PLY + 2],
             played: [None; MAX_PLY + 2],
             excluded: [Move32::MOVE_NONE; MAX_PLY + 2],
@@ -311,6 +316,9 @@ pub(crate) struct Worker<'a, M: Mode> {
     /// How far the evaluation may stray from material (see
     /// [`Evaluator::material_spread`]).
     material_spread: Option<i32>,
+    /// The evaluation as a learned model whose sums follow a move
+    /// ([`Learned::is_incremental`]).
+    pub(super) incremental: Option<&'a Learned>,
     pub tt: Option<&'a TranspositionTable>,
     pub control: &'a Control,
     pub id: usize,
@@ -345,6 +353,7 @@ impl<'a, M: Mode> Worker<'a, M> {
         buf: &'a mut SearchBuffers,
     ) -> Self {
         buf.evals[0] = None;
+        buf.accs[0] = None;
         if M::SELECTIVE {
             // the continuation history the selective search orders by
             buf.continuation.ensure();
@@ -360,6 +369,7 @@ impl<'a, M: Mode> Worker<'a, M> {
             eval,
             quiet_gain_bound: eval.quiet_gain_bound(),
             material_spread: eval.material_spread(),
+            incremental: eval.learned().filter(|l| l.is_incremental()),
             tt,
             control,
             id,
@@ -401,12 +411,37 @@ impl<'a, M: Mode> Worker<'a, M> {
                 v
             }
             None => {
-                let v = self.full_eval();
+                let v = match self.incremental {
+                    Some(learned) => {
+                        let acc = self.accumulator(learned, ply);
+                        let v = learned.evaluate_accumulated(&acc, self.pos.turn());
+                        if cfg!(any(test, debug_assertions)) {
+                            assert_eq!(
+                                v,
+                                self.eval.evaluate(self.pos),
+                                "carried sums of {}",
+                                self.pos.to_sfen(None)
+                            );
+                        }
+                        v
+                    }
+                    None => self.full_eval(),
+                };
                 self.buf.evals[ply] = Some(v);
                 v
             }
         };
         raw.clamp(-EVAL_LIMIT, EVAL_LIMIT)
+    }
+
+    /// The incremental model's sums of the position at `ply`: carried down,
+    /// or counted now (and kept for the children).
+    fn accumulator(&mut self, learned: &Learned, ply: usize) -> Accumulator {
+        *self.buf.accs[ply].get_or_insert_with(|| {
+            learned
+                .accumulate_position(self.pos)
+                .expect("an incremental model")
+        })
     }
 
     /// The full evaluation of the current position, through the cache when
@@ -434,6 +469,7 @@ impl<'a, M: Mode> Worker<'a, M> {
     fn lazy_stand_pat(&mut self, ply: usize, alpha: i32, beta: i32) -> StandPat {
         if let Some(r) = self.material_spread
             && self.buf.evals[ply].is_none()
+            && self.buf.accs[ply].is_none()
         {
             let material = Material.evaluate(self.pos);
             let floor = (material - r).clamp(-EVAL_LIMIT, EVAL_LIMIT);
@@ -455,6 +491,11 @@ impl<'a, M: Mode> Worker<'a, M> {
     pub(super) fn exact_ceiling(&self, ply: usize, mv: Move32) -> Option<i32> {
         if !M::LABELLING {
             return None;
+        }
+        if let Some(learned) = self.incremental {
+            let acc = self.buf.accs[ply].as_ref()?;
+            let after = learned.evaluate_after_move(acc, self.pos, mv)?;
+            return Some((-after).clamp(-EVAL_LIMIT, EVAL_LIMIT));
         }
         let raw = self.buf.evals[ply]?;
         let delta = self.eval.move_delta(self.pos, mv)?;
@@ -622,10 +663,16 @@ impl<'a, M: Mode> Worker<'a, M> {
 
     /// Plays `mv` from the position at `ply`, carrying the evaluation down.
     pub fn make_move(&mut self, mv: Move32, gives_check: bool, ply: usize) {
-        self.buf.evals[ply + 1] = match self.buf.evals[ply] {
-            Some(e) => self.eval.move_delta(self.pos, mv).map(|d| -(e + d)),
-            None => None,
-        };
+        if let Some(learned) = self.incremental {
+            let acc = self.accumulator(learned, ply);
+            self.buf.accs[ply + 1] = learned.accumulate_before_move(&acc, self.pos, mv);
+            self.buf.evals[ply + 1] = None;
+        } else {
+            self.buf.evals[ply + 1] = match self.buf.evals[ply] {
+                Some(e) => self.eval.move_delta(self.pos, mv).map(|d| -(e + d)),
+                None => None,
+            };
+        }
         self.buf.played[ply] = Some(piece_to(mv));
         self.pos.apply_move32_with_gives_check(mv, gives_check);
     }
@@ -1033,6 +1080,8 @@ impl<'a, M: Mode> Worker<'a, M> {
         } else {
             None
         };
+        // passing keeps the sums; the other side's view applies
+        self.buf.accs[ply + 1] = self.buf.accs[ply];
         self.buf.played[ply] = None;
         let score = -self.search(
             -beta,
@@ -1402,8 +1451,10 @@ impl<'a, M: Mode> Worker<'a, M> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+    use crate::features::FeatureSet;
+    use crate::rows::Base;
     use crate::search::mode::{FullWidth, GameSearch, Labelling};
 
     #[test]
@@ -1646,14 +1697,16 @@ mod tests {
         assert!(checked > 20_000, "only {checked} moves");
     }
 
-    /// A learned model with weights `w(i) = scale · ((i · 7919) mod 1000 − 500) · 1e-6`.
-    fn test_model(scale: f64) -> Learned {
-        use crate::features::{RelationEncoding, SCHEME, SCHEME_VERSION};
+    /// A learned model of `set` and `base` with weights
+    /// `w(i) = scale · ((i · 7919) mod 1000 − 500) · 1e-6`.
+    fn test_model(scale: f64, set: FeatureSet, base: Base) -> Learned {
+        use crate::features::{SCHEME, SCHEME_VERSION};
         use crate::rows::model::{LinearModel, ModelMetadata};
-        let n = RelationEncoding::Value.num_features();
+        let n = set.num_features();
         let meta: ModelMetadata = serde_json::from_value(serde_json::json!({
             "features": {"scheme": SCHEME, "scheme_version": SCHEME_VERSION, "num_features": n,
-                         "label_scale": 1000.0, "features_at": "sibling"},
+                         "label_scale": 1000.0, "features_at": "sibling", "base": base,
+                         "attacks": set.attacks, "king_piece": set.king_piece},
             "solver": "test", "c": 1.0, "p": 0.0, "e": 0.0, "bias": -1.0, "nr_feature": n,
             "objective": 0.0, "gradient_norm": 0.0, "iterations": 0, "converged": true,
             "data": {"files": 0, "rows": 0, "nonzeros": 0, "max_index": n, "bytes": 0},
@@ -1672,7 +1725,11 @@ mod tests {
     fn evaluation_cache_follows_the_model() {
         let control = Control::new();
         let mut buf = Box::new(SearchBuffers::new());
-        let (a, b) = (test_model(1.0), test_model(-3.0));
+        let set = FeatureSet::default();
+        let (a, b) = (
+            test_model(1.0, set, Base::None),
+            test_model(-3.0, set, Base::None),
+        );
         let mut pos = position_from_sfen(crate::bench::POSITIONS[2]).unwrap();
         assert_ne!(a.evaluate(&pos), b.evaluate(&pos));
         for model in [&a, &b, &a] {
@@ -1683,9 +1740,45 @@ mod tests {
         }
     }
 
+    /// The hand and king-piece blocks alone, weights large enough to move
+    /// scores by hundreds of centipawns, with each base: the models whose
+    /// sums the search carries down.
+    pub(in crate::search) fn incremental_models() -> [Learned; 2] {
+        let set = FeatureSet {
+            attacks: false,
+            king_piece: true,
+            ..FeatureSet::default()
+        };
+        [Base::None, Base::Material].map(|base| test_model(40.0, set, base))
+    }
+
+    /// The game search with an incremental model: `static_eval` asserts
+    /// (under cfg(test)) at every node that the evaluation of the carried
+    /// sums equals a fresh full evaluation, through captures, drops,
+    /// promotions, king moves, null moves and undo.
+    #[test]
+    fn game_search_carries_exact_learned_sums() {
+        let control = Control::new();
+        for model in &incremental_models() {
+            assert!(model.is_incremental());
+            let mut nodes = 0;
+            for sfen in crate::bench::POSITIONS {
+                let mut pos = position_from_sfen(sfen).unwrap();
+                let mut buf = Box::new(SearchBuffers::new());
+                let mut w = Worker::<GameSearch>::new(&mut pos, model, None, &control, 0, &mut buf);
+                for depth in 1..=6 {
+                    w.search(-INFINITE, INFINITE, depth, 0, true, true);
+                }
+                nodes += w.nodes;
+            }
+            assert!(nodes > 60_000, "only {nodes} nodes");
+        }
+    }
+
     /// Labelling mode must not change the value of a full-window search:
     /// every sibling of the bench positions, depth 1 (the extract labels)
-    /// and depth 2, with both material evaluations.
+    /// and depth 2, with both material evaluations and the incremental
+    /// learned models (whose moves it scores without playing them).
     #[test]
     fn labelling_keeps_full_window_values() {
         fn full_window<M: Mode>(
@@ -1702,7 +1795,13 @@ mod tests {
         let control = Control::new();
         let mut moves = Move32List::new();
         let mut compared = 0;
-        for eval in [&Material as &dyn Evaluator, &MaterialHand] {
+        let [learned, learned_on_material] = incremental_models();
+        for eval in [
+            &Material as &dyn Evaluator,
+            &MaterialHand,
+            &learned,
+            &learned_on_material,
+        ] {
             for sfen in crate::bench::POSITIONS {
                 let mut pos = position_from_sfen(sfen).unwrap();
                 generate_legal_all_move32(&pos, &mut moves);
@@ -1719,7 +1818,7 @@ mod tests {
                 }
             }
         }
-        assert!(compared > 1000, "only {compared} searches compared");
+        assert!(compared > 2000, "only {compared} searches compared");
     }
 
     /// Full-window material quiescence of `pos` as if `qply` plies deep
