@@ -94,10 +94,17 @@ fn incremental_sums_equal_the_full_sums(set: FeatureSet, base: Base) {
                 let full = model.accumulate(&after, &pos);
                 assert_eq!(carried, full, "{} after {}", pos.to_sfen(None), mv.to_usi());
                 if model.is_incremental() {
-                    let at = || format!("{} after {}", pos.to_sfen(None), mv.to_usi());
+                    let at = format!("{} after {}", pos.to_sfen(None), mv.to_usi());
+                    let at = || at.as_str();
                     assert_eq!(ahead, Some(full), "{}", at());
                     assert_eq!(model.accumulate_position(&pos), Some(full), "{}", at());
-                    assert_eq!(ahead_value, Some(model.evaluate(&pos)), "{}", at());
+                    let (value, sum) = ahead_value.unwrap();
+                    assert_eq!(value, model.evaluate(&pos), "{}", at());
+                    pos.undo_move32(mv).unwrap();
+                    let knowing = (pos.turn().flip(), sum);
+                    let ahead = model.accumulate_before_move_knowing(&acc, &pos, mv, knowing);
+                    pos.apply_move32(mv);
+                    assert_eq!(ahead, Some(full), "{}", at());
                 } else {
                     assert_eq!((ahead, ahead_value), (None, None));
                 }

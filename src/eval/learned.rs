@@ -268,15 +268,50 @@ impl Learned {
         pos: &Position,
         mv: Move32,
     ) -> Option<Accumulator> {
-        if !self.is_incremental() {
-            return None;
-        }
-        let mut pieces = acc.pieces;
-        for (view, sum) in [Color::BLACK, Color::WHITE].into_iter().zip(&mut pieces) {
-            let w = &self.weights;
-            let mut add = |i: u32, sign: i32| *sum += i64::from(w[i as usize] * sign);
-            features::for_each_piece_term_change(pos, view, self.set, mv, &mut add);
-        }
+        self.is_incremental().then(|| {
+            let pieces = [Color::BLACK, Color::WHITE].map(|v| self.sum_after_move(acc, pos, mv, v));
+            self.after_move(acc, pos, mv, pieces)
+        })
+    }
+
+    /// As [`Learned::accumulate_before_move`], with the sum of `view` after
+    /// the move already known (from [`Learned::evaluate_after_move`]).
+    pub fn accumulate_before_move_knowing(
+        &self,
+        acc: &Accumulator,
+        pos: &Position,
+        mv: Move32,
+        (view, known): (Color, i64),
+    ) -> Option<Accumulator> {
+        self.is_incremental().then(|| {
+            let pieces = [Color::BLACK, Color::WHITE].map(|v| {
+                if v == view {
+                    known
+                } else {
+                    self.sum_after_move(acc, pos, mv, v)
+                }
+            });
+            self.after_move(acc, pos, mv, pieces)
+        })
+    }
+
+    /// The hand and king-piece sum of `view` after `mv`, from `acc`.
+    fn sum_after_move(&self, acc: &Accumulator, pos: &Position, mv: Move32, view: Color) -> i64 {
+        let mut sum = acc.pieces[view.to_index()];
+        let w = &self.weights;
+        let add = |i: u32, sign: i32| sum += i64::from(w[i as usize] * sign);
+        features::for_each_piece_term_change(pos, view, self.set, mv, add);
+        sum
+    }
+
+    /// The accumulator after `mv` with these hand and king-piece sums.
+    fn after_move(
+        &self,
+        acc: &Accumulator,
+        pos: &Position,
+        mv: Move32,
+        pieces: [i64; 2],
+    ) -> Accumulator {
         let material = match self.base {
             Base::None => 0,
             Base::Material => {
@@ -286,11 +321,11 @@ impl Learned {
                 acc.material + gain * sign(pos.turn())
             }
         };
-        Some(Accumulator {
+        Accumulator {
             pairs: acc.pairs,
             pieces,
             material,
-        })
+        }
     }
 
     /// The sums after `mv`, from those before it: `before` is the board
@@ -317,37 +352,21 @@ impl Learned {
 
     /// The evaluation after the legal move `mv` of `pos` (not yet played),
     /// for the side to move then, from `acc` (the sums of `pos`) without
-    /// playing it: [`Learned::accumulate_before_move`] for that side's view
-    /// alone. `None` as there.
+    /// playing it, and that side's sum: [`Learned::accumulate_before_move`]
+    /// for its view alone. `None` as there.
     pub fn evaluate_after_move(
         &self,
         acc: &Accumulator,
         pos: &Position,
         mv: Move32,
-    ) -> Option<i32> {
+    ) -> Option<(i32, i64)> {
         if !self.is_incremental() {
             return None;
         }
         let them = pos.turn().flip();
-        let mut sum = acc.pieces[them.to_index()];
-        let w = &self.weights;
-        let mut add = |i: u32, sign: i32| sum += i64::from(w[i as usize] * sign);
-        features::for_each_piece_term_change(pos, them, self.set, mv, &mut add);
-        let material = match self.base {
-            Base::None => 0,
-            Base::Material => {
-                let gain = Material
-                    .move_delta(pos, mv)
-                    .expect("material is incremental");
-                acc.material + gain * sign(pos.turn())
-            }
-        };
-        let after = Accumulator {
-            pairs: acc.pairs,
-            pieces: [sum; 2],
-            material,
-        };
-        Some(self.evaluate_accumulated(&after, them))
+        let sum = self.sum_after_move(acc, pos, mv, them);
+        let after = self.after_move(acc, pos, mv, [sum; 2]);
+        Some((self.evaluate_accumulated(&after, them), sum))
     }
 
     /// The evaluation of the position `acc` sums with `side_to_move` to

@@ -298,8 +298,9 @@ impl<M: Mode> Worker<'_, M> {
             .iter()
             .map(|&mv| (self.exact_ceiling(0, mv).expect("an incremental model"), mv))
             .collect();
-        by_ceiling.sort_unstable_by_key(|&(ceiling, _)| std::cmp::Reverse(ceiling));
-        for (ceiling, mv) in by_ceiling {
+        // best first by selection: one or two are taken at most roots
+        while let Some(i) = (0..by_ceiling.len()).max_by_key(|&i| by_ceiling[i].0) {
+            let (ceiling, mv) = by_ceiling.swap_remove(i);
             if root.searched > 0 && root.best >= ceiling {
                 break;
             }

@@ -186,6 +186,10 @@ pub(crate) struct SearchBuffers {
     /// [`Learned::accumulate_before_move`] (incremental models only);
     /// `None` until known.
     pub(super) accs: [Option<Accumulator>; MAX_PLY + 2],
+    /// At each ply, the position (key) and move whose exact ceiling was
+    /// last read from `accs`, with the opponent's sum after it:
+    /// [`Worker::make_move`] then adds only the mover's own view.
+    ahead: [(u64, Move32, i64); MAX_PLY + 2],
     /// The clamped static evaluation the search saw at each ply
     /// ([`NO_EVAL`] in check), for "improving".
     static_evals: [i32; MAX_PLY + 2],
@@ -235,6 +239,7 @@ impl SearchBuffers {
             pv_len: [0; MAX_PLY + 1],
             evals: [None; MAX_PLY + 2],
             accs: [None; MAX_PLY + 2],
+            ahead: [(0, Move32::MOVE_NONE, 0); MAX_PLY + 2],
             static_evals: [NO_EVAL; MAX_PLY + 2],
             played: [None; MAX_PLY + 2],
             excluded: [Move32::MOVE_NONE; MAX_PLY + 2],
@@ -488,13 +493,14 @@ impl<'a, M: Mode> Worker<'a, M> {
     /// the mover's side. When `mv` gives no check its child is a quiescence
     /// node that may stand pat (or finds a mate against the mover, lower
     /// still), so the move scores at most this.
-    pub(super) fn exact_ceiling(&self, ply: usize, mv: Move32) -> Option<i32> {
+    pub(super) fn exact_ceiling(&mut self, ply: usize, mv: Move32) -> Option<i32> {
         if !M::LABELLING {
             return None;
         }
         if let Some(learned) = self.incremental {
             let acc = self.buf.accs[ply].as_ref()?;
-            let after = learned.evaluate_after_move(acc, self.pos, mv)?;
+            let (after, sum) = learned.evaluate_after_move(acc, self.pos, mv)?;
+            self.buf.ahead[ply] = (self.pos.key().low_u64(), mv, sum);
             return Some((-after).clamp(-EVAL_LIMIT, EVAL_LIMIT));
         }
         let raw = self.buf.evals[ply]?;
@@ -665,7 +671,13 @@ impl<'a, M: Mode> Worker<'a, M> {
     pub fn make_move(&mut self, mv: Move32, gives_check: bool, ply: usize) {
         if let Some(learned) = self.incremental {
             let acc = self.accumulator(learned, ply);
-            self.buf.accs[ply + 1] = learned.accumulate_before_move(&acc, self.pos, mv);
+            let (key, ahead, sum) = self.buf.ahead[ply];
+            self.buf.accs[ply + 1] = if ahead == mv && key == self.pos.key().low_u64() {
+                let them = self.pos.turn().flip();
+                learned.accumulate_before_move_knowing(&acc, self.pos, mv, (them, sum))
+            } else {
+                learned.accumulate_before_move(&acc, self.pos, mv)
+            };
             self.buf.evals[ply + 1] = None;
         } else {
             self.buf.evals[ply + 1] = match self.buf.evals[ply] {
