@@ -114,9 +114,9 @@ pub trait Evaluator: Send + Sync {
         None
     }
 
-    /// This evaluation as a learned model, whose sums the search keeps
-    /// incrementally ([`Learned::accumulate_move`]); `None` for any other
-    /// (a wrapper that changes the scores must not pass it on).
+    /// This evaluation as a learned model, whose sums the search carries
+    /// per ply when it can ([`Learned::accumulate_before_move`]); `None`
+    /// for any other (a wrapper that changes the scores must not pass it on).
     fn learned(&self) -> Option<&Learned> {
         None
     }
