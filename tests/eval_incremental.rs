@@ -64,6 +64,7 @@ fn incremental_sums_equal_the_full_sums(set: FeatureSet, base: Base) {
     assert!(games.len() >= 100, "only {} games", games.len());
     let (mut moves, mut captures, mut drops, mut promotions, mut king_moves, mut nulls) =
         (0, 0, 0, 0, 0, 0);
+    let mut bounded = 0;
     let mut before = Board::default();
     let mut after = Board::default();
     for game in &games {
@@ -88,6 +89,16 @@ fn incremental_sums_equal_the_full_sums(set: FeatureSet, base: Base) {
                 // without the boards, before the move is played
                 let ahead = model.accumulate_before_move(&acc, &pos, mv);
                 let ahead_value = model.evaluate_after_move(&acc, &pos, mv);
+                let bound = model.quiet_ceiling_bound(&acc, &pos, mv);
+                if let (Some(bound), Some((value, _))) = (bound, ahead_value)
+                    && !capture
+                    && !king
+                    && !mv.is_promotion()
+                {
+                    // the bound holds for the move, whatever its destination
+                    assert!(bound >= -value, "{} {}", pos.to_sfen(None), mv.to_usi());
+                    bounded += 1;
+                }
                 pos.apply_move32(mv);
                 after.set(&pos);
                 let carried = model.accumulate_move(&acc, &before, &after, &pos, mv);
@@ -132,6 +143,11 @@ fn incremental_sums_equal_the_full_sums(set: FeatureSet, base: Base) {
         }
     }
     assert!(moves >= 100_000, "only {moves} moves");
+    if model.is_incremental() {
+        assert!(bounded >= 10_000, "only {bounded} quiet moves bounded");
+    } else {
+        assert_eq!(bounded, 0, "a bound from a model with attack relations");
+    }
     for (what, n) in [
         ("captures", captures),
         ("drops", drops),

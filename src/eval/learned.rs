@@ -60,19 +60,28 @@ pub const RESIDUAL_LIMIT: i32 = 1000;
 
 /// The learned sums of one position from both sides' view (index: the
 /// colour seen as the side to move): pair terms, and the hand and
-/// king-piece terms, in quantized weight units; and the material balance
-/// for Black, for a model with the material base.
+/// king-piece terms ([`KingSums`]), in quantized weight units; and the
+/// material balance for Black, for a model with the material base.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Accumulator {
     pairs: [i64; 2],
-    pieces: [i64; 2],
+    pieces: [KingSums; 2],
     material: i32,
 }
+
+/// One view's hand and king-piece sum, split by the king each term is
+/// relative to (0: the view's own, 1: the other): a king move recounts
+/// its own part and carries the other.
+pub type KingSums = [i64; 2];
 
 /// A linear evaluation loaded from a model file.
 pub struct Learned {
     /// Quantized weights: weight = q / `quant_scale`.
     weights: Vec<i32>,
+    /// The largest weight of each king-piece group of 81
+    /// ([`FeatureSet::king_piece_groups`]): a bound on a quiet move's
+    /// sum whatever its destination ([`Learned::quiet_ceiling_bound`]).
+    group_max: Vec<i32>,
     quant_scale: f64,
     bias: f64,
     /// `label_scale / quant_scale` and `bias × label_scale`: a sum's value
@@ -144,6 +153,13 @@ impl Learned {
             .map(|&w| (w * quant_scale).round() as i32)
             .collect();
         weights.resize(set.num_features(), 0);
+        let group_max = match set.king_piece_groups() {
+            Some(block) => weights[block]
+                .chunks(81)
+                .map(|g| g.iter().copied().max().unwrap_or(0))
+                .collect(),
+            None => Vec::new(),
+        };
         let bias = model.bias_weight().unwrap_or(0.0) * model.bias().max(0.0);
         let mut fingerprint = 0xcbf2_9ce4_8422_2325u64;
         let bits = weights.iter().map(|&w| u64::from(w as u32));
@@ -156,6 +172,7 @@ impl Learned {
         }
         Ok(Self {
             weights,
+            group_max,
             quant_scale,
             bias,
             sum_to_value: scheme.label_scale / quant_scale,
@@ -195,6 +212,7 @@ impl Learned {
     /// `−clamp(raw, −1, 1) × label_scale`, rounded, with the division by
     /// the quantization folded into one product (the search asks this of
     /// every move it scores).
+    #[inline]
     fn value_of_sum(&self, sum: i64) -> i32 {
         let scaled = sum as f64 * self.sum_to_value + self.bias_value;
         (-scaled.clamp(-self.label_scale, self.label_scale)).round() as i32
@@ -214,13 +232,13 @@ impl Learned {
     }
 
     /// The hand and king-piece sums, counted in full.
-    fn piece_sums(&self, pos: &Position) -> [i64; 2] {
+    fn piece_sums(&self, pos: &Position) -> [KingSums; 2] {
         [Color::BLACK, Color::WHITE].map(|view| {
-            let mut sum = 0i64;
-            let mut add = |i: u32| sum += i64::from(self.weights[i as usize]);
+            let mut sums = [0i64; 2];
+            let mut add = |king: usize, i: u32| sums[king] += i64::from(self.weights[i as usize]);
             features::for_each_hand_term(pos, view, self.set.encoding, &mut add);
             features::for_each_king_piece_term(pos, view, self.set, &mut add);
-            sum
+            sums
         })
     }
 
@@ -281,7 +299,7 @@ impl Learned {
         acc: &Accumulator,
         pos: &Position,
         mv: Move32,
-        (view, known): (Color, i64),
+        (view, known): (Color, KingSums),
     ) -> Option<Accumulator> {
         self.is_incremental().then(|| {
             let pieces = [Color::BLACK, Color::WHITE].map(|v| {
@@ -295,22 +313,33 @@ impl Learned {
         })
     }
 
-    /// The hand and king-piece sum of `view` after `mv`, from `acc`.
-    fn sum_after_move(&self, acc: &Accumulator, pos: &Position, mv: Move32, view: Color) -> i64 {
-        let mut sum = acc.pieces[view.to_index()];
+    /// The hand and king-piece sums of `view` after `mv`, from `acc`.
+    #[inline]
+    fn sum_after_move(
+        &self,
+        acc: &Accumulator,
+        pos: &Position,
+        mv: Move32,
+        view: Color,
+    ) -> KingSums {
+        let before = acc.pieces[view.to_index()];
+        let mut sums = before;
         let w = &self.weights;
-        let add = |i: u32, sign: i32| sum += i64::from(w[i as usize] * sign);
-        features::for_each_piece_term_change(pos, view, self.set, mv, add);
-        sum
+        let add = |king: usize, i: u32, sign: i32| sums[king] += i64::from(w[i as usize] * sign);
+        if let Some(king) = features::for_each_piece_term_change(pos, view, self.set, mv, add) {
+            sums[king] -= before[king];
+        }
+        sums
     }
 
     /// The accumulator after `mv` with these hand and king-piece sums.
+    #[inline]
     fn after_move(
         &self,
         acc: &Accumulator,
         pos: &Position,
         mv: Move32,
-        pieces: [i64; 2],
+        pieces: [KingSums; 2],
     ) -> Accumulator {
         let material = match self.base {
             Base::None => 0,
@@ -354,12 +383,13 @@ impl Learned {
     /// for the side to move then, from `acc` (the sums of `pos`) without
     /// playing it, and that side's sum: [`Learned::accumulate_before_move`]
     /// for its view alone. `None` as there.
+    #[inline]
     pub fn evaluate_after_move(
         &self,
         acc: &Accumulator,
         pos: &Position,
         mv: Move32,
-    ) -> Option<(i32, i64)> {
+    ) -> Option<(i32, KingSums)> {
         if !self.is_incremental() {
             return None;
         }
@@ -369,11 +399,51 @@ impl Learned {
         Some((self.evaluate_accumulated(&after, them), sum))
     }
 
+    /// An upper bound on [`Learned::evaluate_after_move`]'s value negated
+    /// (the move's ceiling before clamping), the same for every
+    /// destination of the piece `mv` moves or drops: `mv` must neither
+    /// capture, promote nor move a king. Each king-piece term the piece
+    /// turns on is bounded by the largest weight of its group. `None` for
+    /// a model with attack relations.
+    pub fn quiet_ceiling_bound(
+        &self,
+        acc: &Accumulator,
+        pos: &Position,
+        mv: Move32,
+    ) -> Option<i32> {
+        let groups = self.set.king_piece_groups()?;
+        if !self.is_incremental() {
+            return None;
+        }
+        let them = pos.turn().flip();
+        let [own, other] = acc.pieces[them.to_index()];
+        let mut sum = own + other;
+        let w = &self.weights;
+        let add = |_, i: u32, sign: i32| {
+            let i = i as usize;
+            sum += i64::from(if sign > 0 && groups.contains(&i) {
+                self.group_max[(i - groups.start) / 81]
+            } else {
+                w[i] * sign
+            });
+        };
+        let restarted = features::for_each_piece_term_change(pos, them, self.set, mv, add);
+        debug_assert!(restarted.is_none(), "a king move");
+        let after = Accumulator {
+            pairs: acc.pairs,
+            pieces: [[sum, 0]; 2],
+            material: acc.material,
+        };
+        Some(-self.evaluate_accumulated(&after, them))
+    }
+
     /// The evaluation of the position `acc` sums with `side_to_move` to
     /// move: [`Evaluator::evaluate`] of it, exactly.
+    #[inline]
     pub fn evaluate_accumulated(&self, acc: &Accumulator, side_to_move: Color) -> i32 {
         let i = side_to_move.to_index();
-        let residual = self.value_of_sum(acc.pairs[i] + acc.pieces[i]);
+        let [own, other] = acc.pieces[i];
+        let residual = self.value_of_sum(acc.pairs[i] + own + other);
         match self.base {
             Base::None => residual,
             Base::Material => {

@@ -16,7 +16,7 @@ mod material;
 mod noise;
 
 pub use inaniwa::AntiInaniwa;
-pub use learned::{Accumulator, Learned, LearnedError, RESIDUAL_LIMIT};
+pub use learned::{Accumulator, KingSums, Learned, LearnedError, RESIDUAL_LIMIT};
 pub use material::{Material, MaterialHand, piece_value};
 pub use noise::Noisy;
 

@@ -263,6 +263,18 @@ impl FeatureSet {
             }
     }
 
+    /// The king-piece block's features, in groups of 81 (one per square)
+    /// that share a king, its square and a piece kind: a piece moving
+    /// without changing kind stays in its group with each king.
+    pub const fn king_piece_groups(self) -> Option<std::ops::Range<usize>> {
+        if self.king_piece {
+            let offset = self.encoding.num_features();
+            Some(offset..offset + KING_PIECE_FEATURES)
+        } else {
+            None
+        }
+    }
+
     /// The set of `num_features` features with these blocks, if one is.
     pub fn of_size(num_features: usize, attacks: bool, king_piece: bool) -> Option<Self> {
         [RelationEncoding::Value, RelationEncoding::OneHot]
@@ -339,12 +351,12 @@ pub fn for_each_feature(pos: &Position, set: impl Into<FeatureSet>, mut f: impl 
     if set.attacks {
         KIND_COUNTS.with_borrow_mut(|kinds| visit::<true>(pos, set.encoding, &mut f, Some(kinds)));
     } else {
-        for_each_hand_term(pos, pos.turn(), set.encoding, |i| f(i, 1));
+        for_each_hand_term(pos, pos.turn(), set.encoding, |_, i| f(i, 1));
     }
     if set.king_piece {
         let mut terms = [0u32; 2 * 81];
         let mut n = 0;
-        for_each_king_piece_term(pos, pos.turn(), set, |i| {
+        for_each_king_piece_term(pos, pos.turn(), set, |_, i| {
             terms[n] = i;
             n += 1;
         });
@@ -364,12 +376,12 @@ pub fn for_each_term(pos: &Position, set: impl Into<FeatureSet>, mut f: impl FnM
     if set.attacks {
         visit::<false>(pos, set.encoding, &mut |i, v| f(i, f32::from(v)), None);
     } else {
-        for_each_hand_term(pos, pos.turn(), set.encoding, |i| f(i, 1.0));
+        for_each_hand_term(pos, pos.turn(), set.encoding, |_, i| f(i, 1.0));
     }
-    for_each_king_piece_term(pos, pos.turn(), set, |i| f(i, 1.0));
+    for_each_king_piece_term(pos, pos.turn(), set, |_, i| f(i, 1.0));
 }
 
-/// Calls `f(index)` for every king-piece feature of `pos` (value 1) seen
+/// Calls `f(king_owner, index)` for every king-piece feature of `pos` (value 1) seen
 /// from `view` as the side to move, if `set` has the block: for each king
 /// and every other piece on the board,
 /// `offset + ((81 × king_owner + sq(king)) × 28 + pc(piece)) × 81 + sq(piece)`.
@@ -377,7 +389,7 @@ pub fn for_each_king_piece_term(
     pos: &Position,
     view: Color,
     set: FeatureSet,
-    mut f: impl FnMut(u32),
+    mut f: impl FnMut(usize, u32),
 ) {
     if !set.king_piece {
         return;
@@ -392,7 +404,10 @@ pub fn for_each_king_piece_term(
         let mut rest = occ;
         while let Some(sq) = rest.pop_lsb() {
             if sq != ksq {
-                f(king + (v.kind(pos.piece_on(sq)) * 81 + v.sq(sq)) as u32);
+                f(
+                    king_owner,
+                    king + (v.kind(pos.piece_on(sq)) * 81 + v.sq(sq)) as u32,
+                );
             }
         }
     }
@@ -412,12 +427,18 @@ fn king_piece_base(set: FeatureSet, v: View, king_owner: usize, ksq: Square) -> 
     (set.encoding.num_features() + (king_owner * 81 + v.sq(ksq)) * PIECE_CODES * 81) as u32
 }
 
-/// Calls `f(index, ±1)` for each hand and king-piece feature, seen from
-/// `view`, that the legal move `mv` of `pos` (not yet played) turns on
-/// (+1) or off (−1): the moved piece leaves its square for its new one, a
-/// captured piece leaves the board for the mover's hand, a dropped piece
-/// leaves the hand; a king that moves takes all its own features (every
-/// other piece, every piece in hand) to its new square.
+/// Calls `f(king_owner, index, ±1)` for each hand and king-piece feature,
+/// seen from `view`, that the legal move `mv` of `pos` (not yet played)
+/// turns on (+1) or off (−1), with the king (0: `view`'s, 1: the other)
+/// whose square the feature is relative to: the moved piece leaves its
+/// square for its new one, a captured piece leaves the board for the
+/// mover's hand, a dropped piece leaves the hand.
+///
+/// A king that moves takes all its own features (every other piece, every
+/// piece in hand) to its new square: those are given in full, each +1, and
+/// the king's owner is returned, meaning *its* sum starts again from zero
+/// rather than from the sum before the move (half the weights a removal
+/// and re-addition would read).
 ///
 /// The incremental evaluation's update: the features of the position
 /// after `mv` are those of `pos` with these changes (the attack-relation
@@ -427,34 +448,38 @@ pub fn for_each_piece_term_change(
     view: Color,
     set: FeatureSet,
     mv: Move32,
-    mut f: impl FnMut(u32, i32),
-) {
+    mut f: impl FnMut(usize, u32, i32),
+) -> Option<usize> {
     let us = pos.turn();
     let to = mv.to_sq();
     let v = View { side: view };
     let mut kings = [view, view.flip()].map(|c| king_square(pos, c));
-    // a piece's king-piece features with each king (`kings` as they stand)
+    // each king's first king-piece feature, if the set has the block
+    let bases = [0, 1].map(|owner| {
+        kings[owner]
+            .filter(|_| set.king_piece)
+            .map(|ksq| king_piece_base(set, v, owner, ksq))
+    });
+    // a piece's king-piece features with each king of `bases`
     #[inline(always)]
     fn board(
-        f: &mut impl FnMut(u32, i32),
-        set: FeatureSet,
+        f: &mut impl FnMut(usize, u32, i32),
         v: View,
-        kings: &[Option<Square>; 2],
+        bases: &[Option<u32>; 2],
         piece: Piece,
         sq: Square,
         sign: i32,
     ) {
-        if set.king_piece {
-            let code = (v.kind(piece) * 81 + v.sq(sq)) as u32;
-            for (king_owner, ksq) in kings.iter().enumerate() {
-                if let Some(ksq) = *ksq {
-                    f(king_piece_base(set, v, king_owner, ksq) + code, sign);
-                }
+        let code = (v.kind(piece) * 81 + v.sq(sq)) as u32;
+        for (king_owner, base) in bases.iter().enumerate() {
+            if let Some(base) = *base {
+                f(king_owner, base + code, sign);
             }
         }
     }
     let hand_offset = set.encoding.hand_offset();
     let mover = usize::from(us != view);
+    let mut restarted = None;
     // (kind, 0-based slot) of the mover's hand slot that turns on or off
     let mut hand_change = None;
     if let Some(pt) = mv.dropped_piece() {
@@ -462,7 +487,7 @@ pub fn for_each_piece_term_change(
         // the count falls from n to n - 1: the n-th slot turns off
         let n = pos.hand(us).count(hp) as usize;
         hand_change = Some((hp, n - 1, -1));
-        board(&mut f, set, v, &kings, Piece::from_parts(us, pt), to, 1);
+        board(&mut f, v, &bases, Piece::from_parts(us, pt), to, 1);
     } else {
         let from = mv.from_sq();
         let moved = pos.piece_on(from);
@@ -470,49 +495,45 @@ pub fn for_each_piece_term_change(
         if moved.piece_type() == PieceType::KING {
             // the other king sees this one move; this one sees everything
             // from its new square, the captured piece no longer
-            let mut other = kings;
+            let mut other = bases;
             other[mover] = None;
-            board(&mut f, set, v, &other, moved, from, -1);
-            board(&mut f, set, v, &other, moved, to, 1);
+            board(&mut f, v, &other, moved, from, -1);
+            board(&mut f, v, &other, moved, to, 1);
             if !captured.is_empty() {
-                board(&mut f, set, v, &other, captured, to, -1);
+                board(&mut f, v, &other, captured, to, -1);
             }
             if set.king_piece {
-                let before = king_piece_base(set, v, mover, from);
                 let after = king_piece_base(set, v, mover, to);
                 let mut rest = pos.bitboards().occupied();
+                rest.clear(from);
+                rest.clear(to);
                 while let Some(sq) = rest.pop_lsb() {
-                    if sq != from {
-                        let code = (v.kind(pos.piece_on(sq)) * 81 + v.sq(sq)) as u32;
-                        f(before + code, -1);
-                        if sq != to {
-                            f(after + code, 1);
-                        }
-                    }
+                    let code = (v.kind(pos.piece_on(sq)) * 81 + v.sq(sq)) as u32;
+                    f(mover, after + code, 1);
                 }
             }
+            // the hand as it stands; a capture's new slot follows below
             for (owner, color) in [view, view.flip()].into_iter().enumerate() {
                 let hand = pos.hand(color);
                 for hp in HandPiece::iter() {
                     let k = hp.to_index();
                     for nth in 0..hand.count(hp).min(HAND_CAP[k]) as usize {
                         let slot = owner * HAND_SLOTS + HAND_BASE[k] + nth;
-                        f(hand_index(hand_offset, slot, mover, v, from), -1);
-                        f(hand_index(hand_offset, slot, mover, v, to), 1);
+                        f(mover, hand_index(hand_offset, slot, mover, v, to), 1);
                     }
                 }
             }
             kings[mover] = Some(to);
+            restarted = Some(mover);
         } else {
-            board(&mut f, set, v, &kings, moved, from, -1);
+            board(&mut f, v, &bases, moved, from, -1);
             if !captured.is_empty() {
-                board(&mut f, set, v, &kings, captured, to, -1);
+                board(&mut f, v, &bases, captured, to, -1);
             }
             board(
                 &mut f,
-                set,
                 v,
-                &kings,
+                &bases,
                 if mv.is_promotion() {
                     moved.promote()
                 } else {
@@ -537,10 +558,15 @@ pub fn for_each_piece_term_change(
         let slot = mover * HAND_SLOTS + HAND_BASE[hp.to_index()] + nth;
         for (king_owner, ksq) in kings.iter().enumerate() {
             if let Some(ksq) = *ksq {
-                f(hand_index(hand_offset, slot, king_owner, v, ksq), sign);
+                f(
+                    king_owner,
+                    hand_index(hand_offset, slot, king_owner, v, ksq),
+                    sign,
+                );
             }
         }
     }
+    restarted
 }
 
 /// The hand feature of hand slot `slot` near the king of `king_owner`
@@ -733,7 +759,7 @@ fn visit<const ORDERED: bool>(
         }
     }
 
-    for_each_hand_term(pos, us, encoding, |i| f(i, 1));
+    for_each_hand_term(pos, us, encoding, |_, i| f(i, 1));
 
     if let Some(k) = kinds {
         for (w, word) in k.used.iter_mut().enumerate() {
@@ -747,13 +773,13 @@ fn visit<const ORDERED: bool>(
     }
 }
 
-/// Calls `f(index)` for every hand feature of `pos` (value 1) seen from
-/// `view` as the side to move.
+/// Calls `f(king_owner, index)` for every hand feature of `pos` (value 1)
+/// seen from `view` as the side to move (each is tied to a king's square).
 pub fn for_each_hand_term(
     pos: &Position,
     view: Color,
     encoding: RelationEncoding,
-    mut f: impl FnMut(u32),
+    mut f: impl FnMut(usize, u32),
 ) {
     let us = view;
     let v = View { side: view };
@@ -767,7 +793,10 @@ pub fn for_each_hand_term(
                 let slot = owner * HAND_SLOTS + HAND_BASE[k] + nth;
                 for (king_owner, king_color) in [us, us.flip()].into_iter().enumerate() {
                     if let Some(ksq) = king_square(pos, king_color) {
-                        f(hand_index(hand_offset, slot, king_owner, v, ksq));
+                        f(
+                            king_owner,
+                            hand_index(hand_offset, slot, king_owner, v, ksq),
+                        );
                     }
                 }
             }

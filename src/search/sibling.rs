@@ -12,7 +12,7 @@ use super::mode::{Labelling, Mode};
 use super::ordering::{is_capture, score_move};
 use super::score::{EVAL_LIMIT, INFINITE, mated_in};
 use super::worker::{SearchBuffers, Worker};
-use crate::eval::{Accumulator, Evaluator, Learned};
+use crate::eval::{Accumulator, Evaluator, KingSums, Learned};
 
 /// Scores sibling positions (the position after one candidate move) by a
 /// depth-1 search: the opponent's best reply by one ply of search plus
@@ -157,6 +157,9 @@ struct Root {
     alpha: i32,
     best: i32,
     searched: usize,
+    /// With material evaluations, the common ceiling of the quiet moves
+    /// (a quiet reply reaching it becomes a killer).
+    quiet_ceiling: Option<i32>,
 }
 
 impl<M: Mode> Worker<'_, M> {
@@ -186,19 +189,19 @@ impl<M: Mode> Worker<'_, M> {
         {
             return None;
         }
-        let quiet_bound = match self.quiet_gain_bound {
-            Some(bound) => bound,
-            None if learned => 0, // unused: every move has its own ceiling
-            None => return None,
-        };
+        if !learned && self.quiet_gain_bound.is_none() {
+            return None;
+        }
         self.buf.pv_len[0] = 0;
         self.count_node();
         let static_eval = self.static_eval(0);
-        let quiet_ceiling = static_eval + quiet_bound;
+        // learned models: every quiet move has its own ceiling
+        let quiet_ceiling = self.quiet_gain_bound.map(|bound| static_eval + bound);
         let mut root = Root {
             alpha: -INFINITE,
             best: -INFINITE,
             searched: 0,
+            quiet_ceiling: quiet_ceiling.filter(|_| !learned),
         };
 
         let mut generated = Move32List::new();
@@ -215,21 +218,21 @@ impl<M: Mode> Worker<'_, M> {
             }
         }
         while let Some((mv, _)) = self.buf.lists[0].pick() {
-            self.root_move(mv, is_capture(self.pos, mv), None, quiet_ceiling, &mut root);
+            self.root_move(mv, is_capture(self.pos, mv), None, None, &mut root);
         }
 
         generated.clear();
         generate_moves_move32::<QuietChecks>(self.pos, &mut generated);
         for &mv in generated.iter() {
             if !self.is_pawn_promotion(mv) {
-                self.root_move(mv, false, Some(true), quiet_ceiling, &mut root);
+                self.root_move(mv, false, Some(true), None, &mut root);
             }
         }
 
-        if learned {
+        let Some(quiet_ceiling) = root.quiet_ceiling else {
             self.learned_quiet_replies(&mut root);
-            return Some(self.finish_root(root, quiet_ceiling));
-        }
+            return Some(self.finish_root(root));
+        };
 
         // A quiet reply that held the evaluation at an earlier sibling often
         // holds it here too, and then the other quiet moves change nothing.
@@ -242,7 +245,7 @@ impl<M: Mode> Worker<'_, M> {
                 && !is_capture(self.pos, mv)
                 && !self.pos.gives_check_move32(mv)
             {
-                self.root_move(mv, false, Some(false), quiet_ceiling, &mut root);
+                self.root_move(mv, false, Some(false), Some(quiet_ceiling), &mut root);
             }
         }
         if root.searched == 0 || root.best < quiet_ceiling || self.promotion_may_exceed(root.best) {
@@ -264,19 +267,20 @@ impl<M: Mode> Worker<'_, M> {
                         continue;
                     }
                     if !self.pos.gives_check_move32(mv) {
-                        self.root_move(mv, false, Some(false), quiet_ceiling, &mut root);
+                        let known = Some(ceiling);
+                        self.root_move(mv, false, Some(false), known, &mut root);
                     }
                 }
             }
         }
 
-        Some(self.finish_root(root, quiet_ceiling))
+        Some(self.finish_root(root))
     }
 
     /// The losing captures, then the root's value.
-    fn finish_root(&mut self, mut root: Root, quiet_ceiling: i32) -> i32 {
+    fn finish_root(&mut self, mut root: Root) -> i32 {
         while let Some((mv, _)) = self.buf.bad_captures.pick() {
-            self.root_move(mv, true, None, quiet_ceiling, &mut root);
+            self.root_move(mv, true, None, None, &mut root);
         }
         if self.stopped {
             0
@@ -290,25 +294,76 @@ impl<M: Mode> Worker<'_, M> {
     /// With a learned evaluation every quiet move has its own ceiling (the
     /// evaluation after it, from the accumulator without playing it): the
     /// ones that give no check, best ceiling first, until the next cannot
-    /// beat the best score (most often after one).
+    /// beat the best score (most often after one). A piece's moves (or a
+    /// kind's drops) share a bound on their ceilings
+    /// ([`Learned::quiet_ceiling_bound`]), and their exact ceilings are
+    /// read only when the bound could beat the best ceiling known: most
+    /// pieces' never are. King moves and promotions are read exactly.
     fn learned_quiet_replies(&mut self, root: &mut Root) {
+        let learned = self.incremental.expect("an incremental model");
+        let acc = self.buf.accs[0].expect("evaluated at the root");
         let mut generated = Move32List::new();
         generate_moves_move32::<QuietsProMinus>(self.pos, &mut generated);
-        let mut by_ceiling: Vec<(i32, Move32)> = generated
-            .iter()
-            .map(|&mv| (self.exact_ceiling(0, mv).expect("an incremental model"), mv))
-            .collect();
-        // best first by selection: one or two are taken at most roots
-        while let Some(i) = (0..by_ceiling.len()).max_by_key(|&i| by_ceiling[i].0) {
-            let (ceiling, mv) = by_ceiling.swap_remove(i);
+        // with the sums each ceiling read, for `make_move` to reuse
+        let mut exact: Vec<(i32, Move32, (u64, Move32, KingSums))> = Vec::new();
+        let mut bounded: Vec<(i32, Move32)> = Vec::new();
+        // by origin square, then by dropped kind
+        let mut group_bounds = [None; 81 + 8];
+        for &mv in generated.iter() {
+            let group = match mv.dropped_piece() {
+                Some(pt) => Some(81 + pt.raw() as usize % 8),
+                None if mv.is_promotion()
+                    || self.pos.piece_on(mv.from_sq()).piece_type() == PieceType::KING =>
+                {
+                    None
+                }
+                None => Some(mv.from_sq().to_index()),
+            };
+            match group {
+                Some(g) => {
+                    let bound = *group_bounds[g].get_or_insert_with(|| {
+                        let bound = learned.quiet_ceiling_bound(&acc, self.pos, mv);
+                        bound
+                            .expect("an incremental model")
+                            .clamp(-EVAL_LIMIT, EVAL_LIMIT)
+                    });
+                    bounded.push((bound, mv));
+                }
+                None => exact.push((self.ceiling(mv), mv, self.buf.ahead[0])),
+            }
+        }
+        bounded.sort_unstable_by_key(|&(bound, _)| std::cmp::Reverse(bound));
+        let mut pending = bounded.into_iter().peekable();
+        loop {
+            let mut top = exact.iter().map(|&(c, ..)| c).max();
+            // read the ceilings that might beat the best one known
+            while let Some(&(bound, mv)) = pending.peek() {
+                if top.is_some_and(|t| t >= bound) || root.searched > 0 && root.best >= bound {
+                    break;
+                }
+                pending.next();
+                let ceiling = self.ceiling(mv);
+                exact.push((ceiling, mv, self.buf.ahead[0]));
+                top = top.max(Some(ceiling));
+            }
+            let Some(i) = (0..exact.len()).max_by_key(|&i| exact[i].0) else {
+                break;
+            };
+            let (ceiling, mv, ahead) = exact.swap_remove(i);
             if root.searched > 0 && root.best >= ceiling {
                 break;
             }
             // the quiet checks were searched with their stage
             if !self.pos.gives_check_move32(mv) {
-                self.root_move(mv, false, Some(false), 0, root);
+                self.buf.ahead[0] = ahead;
+                self.root_move(mv, false, Some(false), Some(ceiling), root);
             }
         }
+    }
+
+    /// A root move's exact ceiling.
+    fn ceiling(&mut self, mv: Move32) -> i32 {
+        self.exact_ceiling(0, mv).expect("checked by staged_root")
     }
 
     /// A non-capture pawn promotion (generated with the captures).
@@ -333,24 +388,21 @@ impl<M: Mode> Worker<'_, M> {
         })
     }
 
-    /// One root move: skipped by its ceiling when that cannot reach alpha,
-    /// else searched (a full window for the first, then a null window).
-    /// `gives_check` is computed unless given.
+    /// One root move: skipped by its ceiling (`ceiling`, else its exact
+    /// one) when that cannot reach alpha, else searched (a full window for
+    /// the first, then a null window). `gives_check` is computed unless
+    /// given.
     fn root_move(
         &mut self,
         mv: Move32,
         capture: bool,
         gives_check: Option<bool>,
-        quiet_ceiling: i32,
+        ceiling: Option<i32>,
         root: &mut Root,
     ) {
         let gives_check = gives_check.unwrap_or_else(|| self.pos.gives_check_move32(mv));
         if !gives_check {
-            let ceiling = if !capture && !mv.is_promotion() && self.incremental.is_none() {
-                quiet_ceiling
-            } else {
-                self.exact_ceiling(0, mv).expect("checked by staged_root")
-            };
+            let ceiling = ceiling.unwrap_or_else(|| self.ceiling(mv));
             if ceiling <= root.alpha {
                 if root.searched > 0 && root.best >= ceiling {
                     return;
@@ -379,7 +431,11 @@ impl<M: Mode> Worker<'_, M> {
             .undo_move32(mv)
             .expect("undo of a move just applied cannot fail");
         root.searched += 1;
-        if !capture && !gives_check && !mv.is_promotion() && score >= quiet_ceiling {
+        if !capture
+            && !gives_check
+            && !mv.is_promotion()
+            && root.quiet_ceiling.is_some_and(|c| score >= c)
+        {
             let killers = &mut self.buf.killers[0];
             if killers[0] != mv {
                 killers[1] = killers[0];

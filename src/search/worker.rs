@@ -26,7 +26,7 @@ use super::score::{
     to_tt,
 };
 use super::see::see;
-use crate::eval::{Accumulator, Evaluator, Learned, Material};
+use crate::eval::{Accumulator, Evaluator, KingSums, Learned, Material};
 use crate::policy::PolicyModel;
 use crate::policy::features::{PER_MOVE, Threat, push_move_features};
 use crate::tt::{Bound, Entry, TranspositionTable};
@@ -189,7 +189,7 @@ pub(crate) struct SearchBuffers {
     /// At each ply, the position (key) and move whose exact ceiling was
     /// last read from `accs`, with the opponent's sum after it:
     /// [`Worker::make_move`] then adds only the mover's own view.
-    ahead: [(u64, Move32, i64); MAX_PLY + 2],
+    pub(super) ahead: [(u64, Move32, KingSums); MAX_PLY + 2],
     /// The clamped static evaluation the search saw at each ply
     /// ([`NO_EVAL`] in check), for "improving".
     static_evals: [i32; MAX_PLY + 2],
@@ -239,7 +239,7 @@ impl SearchBuffers {
             pv_len: [0; MAX_PLY + 1],
             evals: [None; MAX_PLY + 2],
             accs: [None; MAX_PLY + 2],
-            ahead: [(0, Move32::MOVE_NONE, 0); MAX_PLY + 2],
+            ahead: [(0, Move32::MOVE_NONE, [0; 2]); MAX_PLY + 2],
             static_evals: [NO_EVAL; MAX_PLY + 2],
             played: [None; MAX_PLY + 2],
             excluded: [Move32::MOVE_NONE; MAX_PLY + 2],
@@ -1221,18 +1221,23 @@ impl<'a, M: Mode> Worker<'a, M> {
     /// stand pat, known without playing it: the child may try nothing but
     /// recaptures, is not in check, and no piece of its side attacks the
     /// destination once `mv` is played. Its value is then its evaluation,
-    /// and `mv` scores its exact ceiling. `None`: search the child.
+    /// and `mv` scores its exact ceiling (`known` if the caller has it).
+    /// `None`: search the child.
     fn stand_pat_child(
         &mut self,
         ply: usize,
         qply: usize,
         mv: Move32,
         gives_check: bool,
+        known: Option<i32>,
     ) -> Option<i32> {
         if gives_check || qply + 1 < RECAPTURES_FROM_QPLY {
             return None;
         }
-        let ceiling = self.exact_ceiling(ply, mv)?;
+        let ceiling = match known {
+            Some(c) => c,
+            None => self.exact_ceiling(ply, mv)?,
+        };
         let to = mv.to_sq();
         let mut occupied = self.pos.pieces();
         if !mv.is_drop() {
@@ -1272,17 +1277,20 @@ impl<'a, M: Mode> Worker<'a, M> {
     }
 
     /// The score of the legal quiescence move `mv` at `ply`: its child
-    /// searched, or read off when it can only stand pat. `None` if stopped.
+    /// searched, or read off when it can only stand pat (`ceiling`: its
+    /// exact ceiling, if already read). `None` if stopped.
+    #[allow(clippy::too_many_arguments)]
     fn quiescence_move(
         &mut self,
         mv: Move32,
         gives_check: bool,
+        ceiling: Option<i32>,
         alpha: i32,
         beta: i32,
         ply: usize,
         qply: usize,
     ) -> Option<i32> {
-        if let Some(leaf) = self.stand_pat_child(ply, qply, mv, gives_check) {
+        if let Some(leaf) = self.stand_pat_child(ply, qply, mv, gives_check, ceiling) {
             return Some(leaf);
         }
         if M::SELECTIVE {
@@ -1373,7 +1381,8 @@ impl<'a, M: Mode> Worker<'a, M> {
                 {
                     tried = mv;
                     let gives_check = self.pos.gives_check_move32(mv);
-                    let Some(score) = self.quiescence_move(mv, gives_check, alpha, beta, ply, qply)
+                    let Some(score) =
+                        self.quiescence_move(mv, gives_check, None, alpha, beta, ply, qply)
                     else {
                         return 0;
                     };
@@ -1420,9 +1429,12 @@ impl<'a, M: Mode> Worker<'a, M> {
                 continue;
             }
             let gives_check = self.pos.gives_check_move32(mv);
-            if !in_check
-                && !gives_check
-                && let Some(ceiling) = self.exact_ceiling(ply, mv)
+            let ceiling = if in_check || gives_check {
+                None
+            } else {
+                self.exact_ceiling(ply, mv)
+            };
+            if let Some(ceiling) = ceiling
                 && ceiling <= alpha
             {
                 // Cannot reach alpha (the child may stand pat); the ceiling
@@ -1437,7 +1449,9 @@ impl<'a, M: Mode> Worker<'a, M> {
             if !in_check && !mv.is_drop() && loses_material(self.pos, mv) {
                 continue;
             }
-            let Some(score) = self.quiescence_move(mv, gives_check, alpha, beta, ply, qply) else {
+            let Some(score) =
+                self.quiescence_move(mv, gives_check, ceiling, alpha, beta, ply, qply)
+            else {
                 return 0;
             };
             if self.raise_best(ply, mv, score, &mut best, &mut alpha, beta) {
