@@ -38,7 +38,10 @@ if os.path.exists(os.path.join(run_dir, "learn.json")):
     if run.get("king_piece"):
         data += ", king-piece" if run.get("attacks", True) else ", king-piece without attacks"
 if os.path.exists(os.path.join(run_dir, "history.json")):
-    best = max(json.load(open(os.path.join(run_dir, "history.json"))), key=lambda r: r["heldout_top1"], default=None)
+    # the model's own iteration (best.model: the best one's)
+    history = json.load(open(os.path.join(run_dir, "history.json")))
+    own = [r for r in history if os.path.abspath(r["model"]) == os.path.abspath(model)]
+    best = own[0] if own else max(history, key=lambda r: r["heldout_top1"], default=None)
     if best:
         agreement = f"{100 * best['heldout_top1']:.1f} % (material {100 * best['material_top1']:.1f} %)"
 lo, hi = s["elo_ci95"]
