@@ -404,14 +404,15 @@ impl Learned {
     /// destination of the piece `mv` moves or drops: `mv` must neither
     /// capture, promote nor move a king. Each king-piece term the piece
     /// turns on is bounded by the largest weight of its group. `None` for
-    /// a model with attack relations.
+    /// a model with attack relations (never for an incremental one).
     pub fn quiet_ceiling_bound(
         &self,
         acc: &Accumulator,
         pos: &Position,
         mv: Move32,
     ) -> Option<i32> {
-        let groups = self.set.king_piece_groups()?;
+        // without the king-piece block (the hand alone) the bound is exact
+        let groups = self.set.king_piece_groups().unwrap_or(0..0);
         if !self.is_incremental() {
             return None;
         }
