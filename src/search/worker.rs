@@ -793,10 +793,14 @@ impl<'a, M: Mode> Worker<'a, M> {
             static_eval,
             improving,
         };
+        // A main-search entry (depth ≥ 1) was written by a visit that
+        // probed this very position for a mate in one and found none (a
+        // mate returns before any write): the probe would say the same.
+        let mate_probed = tt_entry.is_some_and(|e| e.depth >= 1);
         if !in_check
             && ply > 0
             && excluded == Move32::MOVE_NONE
-            && let Some(value) = self.cut_before_moves(&node, alpha, beta, null_ok)
+            && let Some(value) = self.cut_before_moves(&node, alpha, beta, null_ok, mate_probed)
         {
             return value;
         }
@@ -1024,7 +1028,8 @@ impl<'a, M: Mode> Worker<'a, M> {
     }
 
     /// The cuts tried before any move, at a node not in check: a mate in
-    /// one; in the game search reverse futility and razoring; the null move.
+    /// one (unless `mate_probed`: an earlier visit looked); in the game
+    /// search reverse futility and razoring; the null move.
     #[inline(always)]
     fn cut_before_moves(
         &mut self,
@@ -1032,6 +1037,7 @@ impl<'a, M: Mode> Worker<'a, M> {
         alpha: i32,
         beta: i32,
         null_ok: bool,
+        mate_probed: bool,
     ) -> Option<i32> {
         let Node {
             ply,
@@ -1042,7 +1048,13 @@ impl<'a, M: Mode> Worker<'a, M> {
             ..
         } = *node;
         let selective = M::SELECTIVE;
-        if let Some(mv) = solve_mate_in_one_in_place(self.pos) {
+        // The game search leaves a depth-1 node's mate in one to its moves
+        // (a check is never pruned, and the mated child has no evasion):
+        // probing every frontier node cost more than finding it a ply later.
+        if !mate_probed
+            && (!selective || depth >= 2)
+            && let Some(mv) = solve_mate_in_one_in_place(self.pos)
+        {
             self.set_pv_leaf(ply, mv);
             return Some(mate_in(ply + 1));
         }
