@@ -434,6 +434,11 @@ pub fn run(args: LearnArgs) -> Result<()> {
             .map(|r| r.heldout_top1)
             .fold(f64::MIN, f64::max);
         let improved = record.heldout_top1 > best_before;
+        // best.model before the history: an iteration recorded as done
+        // (and skipped when the run is started again) has its copy made
+        if improved {
+            copy_model(&model_path, &args.out.join("best.model"))?;
+        }
         history.push(record);
         crate::atomic::write_atomic(
             &history_path,
@@ -441,7 +446,6 @@ pub fn run(args: LearnArgs) -> Result<()> {
         )?;
         draw_curve(&args.out, &history)?;
         if improved {
-            copy_model(&model_path, &args.out.join("best.model"))?;
             since_best = 0;
         } else {
             since_best += 1;
@@ -455,6 +459,8 @@ pub fn run(args: LearnArgs) -> Result<()> {
         .iter()
         .max_by(|a, b| a.heldout_top1.total_cmp(&b.heldout_top1))
     {
+        // also when a run cut between its history and its copy is resumed
+        copy_model(&best.model, &args.out.join("best.model"))?;
         println!(
             "best: iteration {} (held-out top-1 {:.1}%), {}",
             best.iteration,
