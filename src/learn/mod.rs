@@ -455,12 +455,20 @@ pub fn run(args: LearnArgs) -> Result<()> {
             }
         }
     }
-    if let Some(best) = history
-        .iter()
-        .max_by(|a, b| a.heldout_top1.total_cmp(&b.heldout_top1))
-    {
-        // also when a run cut between its history and its copy is resumed
-        copy_model(&best.model, &args.out.join("best.model"))?;
+    // the first iteration at the best agreement, as the loop copies it
+    let best = history.iter().reduce(|best, r| {
+        if r.heldout_top1 > best.heldout_top1 {
+            r
+        } else {
+            best
+        }
+    });
+    if let Some(best) = best {
+        // a run cut between its history and its copy by an older build
+        let path = args.out.join("best.model");
+        if !path.exists() {
+            copy_model(&best.model, &path)?;
+        }
         println!(
             "best: iteration {} (held-out top-1 {:.1}%), {}",
             best.iteration,
