@@ -233,6 +233,7 @@ fn learn_args(dir: &Path) -> niwatori::learn::LearnArgs {
         labels: niwatori::rows::Labels::Siblings,
         base: niwatori::rows::Base::Material,
         blocks: niwatori::features::Blocks::KingPiece,
+        loss: niwatori::train::LossKind::Svr,
     }
 }
 
@@ -254,7 +255,7 @@ fn learn_refuses_to_resume_a_run_of_other_settings() {
     check_settings(&dir, &LearnSettings::of(&same)).unwrap();
 
     type Change = fn(&mut niwatori::learn::LearnArgs);
-    let changes: [(&str, Change); 17] = [
+    let changes: [(&str, Change); 18] = [
         ("kifu", |a| a.kifu = PathBuf::from("other")),
         ("c", |a| a.solver.c = 0.03),
         ("p", |a| a.solver.p = 0.005),
@@ -278,6 +279,7 @@ fn learn_refuses_to_resume_a_run_of_other_settings() {
         ("attacks", |a| {
             a.blocks = niwatori::features::Blocks::AttacksKingPiece
         }),
+        ("loss", |a| a.loss = niwatori::train::LossKind::Rank),
     ];
     for (name, change) in changes {
         let mut asked = base.clone();

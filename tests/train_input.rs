@@ -208,6 +208,7 @@ fn an_interrupted_run_resumes_from_its_checkpoint() {
         progress: false,
         checkpoint: true,
         drop_clamped: false,
+        loss: Default::default(),
     };
     let full_out = dir.path().join("full.model");
     let full = train_files(
@@ -297,6 +298,7 @@ fn clamped_rows_can_be_left_out() {
         progress: false,
         checkpoint: false,
         drop_clamped,
+        loss: Default::default(),
     };
     let (ma, mb, mc) = (
         dir.path().join("a.model"),

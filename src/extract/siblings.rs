@@ -169,6 +169,62 @@ pub struct PositionRows {
     pub num_rows: usize,
     /// 0-based row of the game move's sibling in the file.
     pub game_row: usize,
+    /// What pairwise ranking (`train --loss rank`) needs of each row, in
+    /// row order: the base of the row's position for the mover
+    /// (centipawns: its material with `--base material`, else 0).
+    /// Written as one line of numbers; absent in files of older builds.
+    #[serde(default, with = "spaced", skip_serializing_if = "Vec::is_empty")]
+    pub bases: Vec<i32>,
+    /// Per row: whether its position has the mover to move (a leaf an odd
+    /// number of plies below the sibling), so that the row's target and its
+    /// model part are the mover's opponent's. Written as `0`/`1` digits.
+    #[serde(default, with = "digits", skip_serializing_if = "Vec::is_empty")]
+    pub flipped: Vec<bool>,
+}
+
+/// `Vec<i32>` as one string of space-separated numbers: a sidecar holds
+/// one per position, and pretty JSON would spend a line on each number.
+mod spaced {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn serialize<S: Serializer>(v: &[i32], s: S) -> Result<S::Ok, S::Error> {
+        let text: Vec<String> = v.iter().map(i32::to_string).collect();
+        s.serialize_str(&text.join(" "))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<i32>, D::Error> {
+        let text = String::deserialize(d)?;
+        text.split_ascii_whitespace()
+            .map(|t| {
+                t.parse()
+                    .map_err(|_| D::Error::custom(format!("{t:?} is not a number")))
+            })
+            .collect()
+    }
+}
+
+/// `Vec<bool>` as a string of `0`/`1` digits.
+mod digits {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn serialize<S: Serializer>(v: &[bool], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(
+            &v.iter()
+                .map(|&b| if b { '1' } else { '0' })
+                .collect::<String>(),
+        )
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<bool>, D::Error> {
+        let text = String::deserialize(d)?;
+        text.chars()
+            .map(|c| match c {
+                '0' => Ok(false),
+                '1' => Ok(true),
+                _ => Err(D::Error::custom(format!("{c:?} is not 0 or 1"))),
+            })
+            .collect()
+    }
 }
 
 /// The rows of one game.
@@ -354,12 +410,16 @@ pub fn expand_game<S: SiblingScore + ?Sized, O: RowSink>(
             }
             (None, _) => targets(&scratch.scores, game_idx, margin),
         };
+        let mut bases = Vec::new();
         if O::FEATURES {
             let rows = labels.iter().zip(&scratch.ranges).zip(&scratch.negated);
+            bases.reserve(labels.len());
             for (k, ((&t, &(a, b)), &negated)) in rows.enumerate() {
                 let t = if negated { -t } else { t };
                 let material = scratch.materials.get(k).copied().unwrap_or(0);
                 out.row(options.base.target(t, material), &scratch.feats[a..b]);
+                // `material` is the side to move's: the mover's when flipped
+                bases.push(if negated { material } else { -material });
             }
         } else {
             for &t in &labels {
@@ -376,6 +436,11 @@ pub fn expand_game<S: SiblingScore + ?Sized, O: RowSink>(
             first_row: result.rows,
             num_rows: candidates.len(),
             game_row: result.rows + game_idx_in,
+            flipped: match O::FEATURES {
+                true => scratch.negated.clone(),
+                false => Vec::new(),
+            },
+            bases,
         });
         result.rows += candidates.len();
         pos.apply_move32(moves[game_idx]);

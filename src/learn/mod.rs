@@ -23,7 +23,7 @@ use crate::report::{Report, SiblingValue};
 use crate::rows::model::LinearModel;
 use crate::rows::{Base, FeaturesAt, Labels, RowFormat};
 use crate::train::params::{SolverArgs, SolverDefaults};
-use crate::train::{TrainOptions, train_files_with};
+use crate::train::{LossKind, TrainOptions, train_files_with};
 
 /// Arguments of `niwatori learn`.
 #[derive(Args, Debug, Clone)]
@@ -98,6 +98,10 @@ pub struct LearnArgs {
     /// --min-rating`), in training and held-out games alike.
     #[arg(long, value_name = "R")]
     pub min_rating: Option<f64>,
+    /// `svr`: fit every sibling's target; `rank`: each position's game
+    /// move at least the margin above each sibling (see `train --loss`).
+    #[arg(long, value_enum, default_value_t)]
+    pub loss: LossKind,
 }
 
 /// `learn`'s solver defaults, chosen on held-out games: p is in scaled
@@ -168,6 +172,9 @@ pub struct LearnSettings {
         skip_serializing_if = "crate::rows::is_true"
     )]
     pub attacks: bool,
+    /// Runs recorded before `--loss` existed fitted by SVR.
+    #[serde(default, skip_serializing_if = "LossKind::is_svr")]
+    pub loss: LossKind,
 }
 
 impl LearnSettings {
@@ -190,6 +197,7 @@ impl LearnSettings {
             base: args.base,
             king_piece: args.blocks != Blocks::Attacks,
             attacks: args.blocks != Blocks::KingPiece,
+            loss: args.loss,
         }
     }
 
@@ -385,6 +393,7 @@ pub fn run(args: LearnArgs) -> Result<()> {
                         progress: true,
                         checkpoint: false,
                         drop_clamped: !args.keep_clamped,
+                        loss: args.loss,
                     },
                 )?;
                 (trained.rows, trained.objective)
@@ -571,6 +580,7 @@ impl Launched<'_> {
         if !a.keep_clamped {
             cmd.arg("--drop-clamped");
         }
+        cmd.arg("--loss").arg(a.loss.as_str());
         self.run(cmd)?;
         let meta = LinearModel::load(model)?
             .metadata()

@@ -38,6 +38,11 @@ pub struct TrainArgs {
     /// a bound, not a value, that dominates a squared loss.
     #[arg(long)]
     pub drop_clamped: bool,
+    /// `svr`: fit every row's label; `rank`: each position's game move at
+    /// least the rows' margin above each sibling (pairs of rows, from the
+    /// sidecars; `-p` unused).
+    #[arg(long, value_enum, default_value_t)]
+    pub loss: super::LossKind,
 }
 
 /// `niwatori train`.
@@ -52,6 +57,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
         progress: !args.quiet,
         checkpoint: args.checkpoint,
         drop_clamped: args.drop_clamped,
+        loss: args.loss,
     };
     let train = |ranks: &dyn Ranks| {
         train_files_on(&args.paths, &params, &args.out, &opts, ranks)

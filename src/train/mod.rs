@@ -8,7 +8,8 @@
 //! objective  what a second-order solver needs from a loss
 //! exact    sums over rows whose bits do not depend on threads or ranks
 //! newton   Newton-CG with line search; knows only an Objective
-//! svr      the SVR loss: value, gradient, Hessian-vector product
+//! svr      the SVR loss (and ranking's one-sided one): value, gradient, Hessian-vector product
+//! pairs    ranking pairs: the game move's row against each sibling's
 //! params   checked hyper-parameters (linfa ParamGuard)
 //! linfa    linfa Fit / Predict on our sparse data
 //! diagnose linear vs Gaussian-kernel SVR on a small sample
@@ -30,6 +31,7 @@ pub mod load;
 pub mod mpi;
 pub mod newton;
 pub mod objective;
+pub mod pairs;
 pub mod params;
 pub mod ranks;
 pub mod svr;
@@ -47,7 +49,7 @@ use newton::{IterInfo, NewtonParams, Resume, Solution, Stop};
 use objective::Objective;
 pub use params::{SvrParams, SvrValidParams};
 use ranks::{Alone, Ranks};
-use svr::SvrLoss;
+use svr::{Loss, SvrLoss};
 
 /// An error while training.
 #[derive(Debug, Error)]
@@ -60,6 +62,47 @@ pub enum TrainError {
     Checkpoint { path: PathBuf, message: String },
     #[error("training on several ranks: {0}")]
     Sharded(String),
+    #[error("ranking pairs: {0}")]
+    Pairs(#[from] pairs::PairsError),
+    #[error("--loss rank: {0}")]
+    Rank(String),
+}
+
+/// What the rows are fitted to (`train --loss`, `learn --loss`).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum LossKind {
+    /// Every row's label, by L2-loss SVR (LIBLINEAR `-s 11`).
+    #[default]
+    Svr,
+    /// Each position's game move above each sibling by the margin
+    /// (pairwise ranking, [`pairs`]).
+    Rank,
+}
+
+impl LossKind {
+    /// The name on the command line and in metadata.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Svr => "svr",
+            Self::Rank => "rank",
+        }
+    }
+
+    /// The default, left out of metadata so that older files are unchanged.
+    pub fn is_svr(&self) -> bool {
+        *self == Self::Svr
+    }
 }
 
 /// What a training run produced.
@@ -86,6 +129,8 @@ pub struct TrainOptions {
     /// Leave out rows whose label is at the clamp (see
     /// [`load::load_compact_unclamped`]).
     pub drop_clamped: bool,
+    /// Fit the labels (SVR) or rank each position's siblings.
+    pub loss: LossKind,
 }
 
 /// One line per iteration, like LIBLINEAR's.
@@ -126,12 +171,26 @@ pub fn fit_on<E>(
     ranks: &dyn Ranks,
     each_iter: impl FnMut(&IterInfo, &[f64], &SvrLoss) -> Result<(), E>,
 ) -> Result<Solution, E> {
+    let loss = Loss::Svr { p: params.p() };
+    fit_loss(data, params, loss, w, resume, ranks, each_iter)
+}
+
+/// [`fit_on`] with either loss (`params.p()` unused for ranking).
+pub fn fit_loss<E>(
+    data: &Dataset,
+    params: &SvrValidParams,
+    loss: Loss,
+    w: &mut [f64],
+    resume: Option<(usize, &Resume)>,
+    ranks: &dyn Ranks,
+    each_iter: impl FnMut(&IterInfo, &[f64], &SvrLoss) -> Result<(), E>,
+) -> Result<Solution, E> {
     assert_eq!(
         data.bias(),
         params.bias(),
         "data set bias must match the parameters"
     );
-    let mut loss = SvrLoss::sharded(data, params.c(), params.p(), ranks);
+    let mut loss = SvrLoss::with_loss(data, params.c(), loss, ranks);
     let np = NewtonParams {
         eps: params.eps(),
         max_iter: params.max_iter(),
@@ -169,6 +228,7 @@ pub fn train_files(
             progress,
             checkpoint: false,
             drop_clamped: false,
+            loss: LossKind::Svr,
         },
     )
 }
@@ -201,16 +261,43 @@ pub fn train_files_on(
         ));
     }
     let progress = opts.progress && ranks.is_root();
+    let ranking = opts.loss == LossKind::Rank;
+    if ranking && ranks.size() > 1 {
+        return Err(TrainError::Rank(
+            "pairs are made from whole files on one process; train without mpirun".into(),
+        ));
+    }
+    if ranking && params.bias() >= 0.0 {
+        return Err(TrainError::Rank(
+            "a bias column cancels in most pairs; train without -B".into(),
+        ));
+    }
     // Solve over the features that occur (a few per cent of the scheme's
     // millions): every solver vector shrinks accordingly. The weights are
     // expanded to the full space only for the model file.
-    let loaded = load::load_shard(
+    // Pairs leave out clamped rows themselves: every row is needed to
+    // find each position's.
+    let mut loaded = load::load_shard(
         paths,
         params.bias(),
         opts.progress,
-        opts.drop_clamped,
+        opts.drop_clamped && !ranking,
         ranks,
     )?;
+    if ranking {
+        let (pairs, counts) = pairs::pair_rows(&loaded.data, &loaded.files)?;
+        if progress {
+            eprintln!(
+                "{} pairs of {} positions from {} rows ({} with a mate's clamped label and {} of identical rows left out)",
+                counts.pairs,
+                counts.positions,
+                loaded.data.n_rows(),
+                counts.clamped,
+                counts.identical
+            );
+        }
+        loaded.data = pairs;
+    }
     let columns = loaded.columns.as_ref().expect("load_compact maps columns");
     let data = &loaded.data;
     let has_bias = params.bias() >= 0.0;
@@ -234,7 +321,7 @@ pub fn train_files_on(
             loaded.seconds
         );
     }
-    if opts.drop_clamped && ranks.is_root() {
+    if opts.drop_clamped && !ranking && ranks.is_root() {
         eprintln!(
             "left out {} rows whose label is at the clamp (mates)",
             loaded.clamped_dropped
@@ -267,7 +354,11 @@ pub fn train_files_on(
     }
     let start = Instant::now();
     let from = resumed.as_ref().map(|r| (r.iteration, &r.state));
-    let solution = fit_on(data, params, &mut w, from, ranks, |it, w, loss| {
+    let loss = match opts.loss {
+        LossKind::Svr => Loss::Svr { p: params.p() },
+        LossKind::Rank => Loss::Rank,
+    };
+    let solution = fit_loss(data, params, loss, &mut w, from, ranks, |it, w, loss| {
         if progress {
             eprintln!("{}", format_iter(it));
         }
@@ -298,7 +389,7 @@ pub fn train_files_on(
         train_seconds,
     };
     if ranks.is_root() {
-        save_model(loaded, params, &w, &solution, &summary, out)?;
+        save_model(loaded, params, opts.loss, &w, &solution, &summary, out)?;
     }
     if opts.checkpoint && summary.converged {
         // The model supersedes the checkpoint; an unfinished run keeps it,
@@ -312,6 +403,7 @@ pub fn train_files_on(
 fn save_model(
     loaded: load::Loaded,
     params: &SvrValidParams,
+    loss: LossKind,
     compact_weights: &[f64],
     solution: &Solution,
     summary: &TrainSummary,
@@ -332,7 +424,11 @@ fn save_model(
     drop(data);
     let meta = ModelMetadata {
         features,
-        solver: "L2R_L2LOSS_SVR".into(),
+        solver: match loss {
+            LossKind::Svr => "L2R_L2LOSS_SVR",
+            LossKind::Rank => "L2R_L2LOSS_RANK",
+        }
+        .into(),
         c: params.c(),
         p: params.p(),
         e: params.eps(),

@@ -1,9 +1,13 @@
 //! The L2-regularised L2-loss SVR objective (LIBLINEAR `-s 11`):
-//! `f(w) = ½‖w‖² + C Σᵢ max(0, |yᵢ − wᵀxᵢ| − p)²`.
+//! `f(w) = ½‖w‖² + C Σᵢ max(0, |yᵢ − wᵀxᵢ| − p)²`, and its one-sided
+//! sibling for ranking pairs ([`Loss::Rank`], see [`crate::train::pairs`]):
+//! `f(w) = ½‖w‖² + C Σᵢ max(0, yᵢ − wᵀxᵢ)²`, each row's label a bound
+//! its product must reach.
 //!
-//! Only the active set `I = {i : |wᵀxᵢ − yᵢ| > p}` contributes to the
-//! gradient and the (generalised) Hessian `I + 2C X_Iᵀ X_I`, so each
-//! Hessian-vector product is one pass over the active rows.
+//! Only the active set (`I = {i : |wᵀxᵢ − yᵢ| > p}`, or `wᵀxᵢ < yᵢ`)
+//! contributes to the gradient and the (generalised) Hessian
+//! `I + 2C X_Iᵀ X_I`, so each Hessian-vector product is one pass over the
+//! active rows.
 //!
 //! ```
 //! use niwatori::rows::libsvm::{parse_block, Rows};
@@ -23,6 +27,28 @@ use super::dataset::Dataset;
 use super::objective::Objective;
 use super::ranks::{Alone, Ranks};
 
+/// Which errors `d = wᵀx − y` a row is charged for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Loss {
+    /// Those beyond `p` either way: SVR's tube.
+    Svr { p: f64 },
+    /// Those below the label: a ranking pair's bound (`p` unused).
+    Rank,
+}
+
+impl Loss {
+    /// The part of `d` the row is charged for (0: none).
+    #[inline]
+    fn excess(self, d: f64) -> f64 {
+        match self {
+            Loss::Svr { p } if d > p => d - p,
+            Loss::Svr { p } if d < -p => d + p,
+            Loss::Svr { .. } => 0.0,
+            Loss::Rank => d.min(0.0),
+        }
+    }
+}
+
 /// SVR loss over a data set, with the caches LIBLINEAR keeps. Sharded
 /// (see [`crate::train::ranks`]), `data` is this rank's rows and every sum
 /// over rows is summed over the ranks.
@@ -30,7 +56,7 @@ pub struct SvrLoss<'a> {
     data: &'a Dataset,
     ranks: &'a dyn Ranks,
     c: f64,
-    p: f64,
+    loss: Loss,
     /// `X·w` at the current point.
     wx: Vec<f64>,
     /// `‖w‖²` at the current point.
@@ -48,11 +74,16 @@ impl<'a> SvrLoss<'a> {
 
     /// The loss over the rows of all `ranks`, `data` holding this rank's.
     pub fn sharded(data: &'a Dataset, c: f64, p: f64, ranks: &'a dyn Ranks) -> Self {
+        Self::with_loss(data, c, Loss::Svr { p }, ranks)
+    }
+
+    /// Either loss over the rows of all `ranks`.
+    pub fn with_loss(data: &'a Dataset, c: f64, loss: Loss, ranks: &'a dyn Ranks) -> Self {
         SvrLoss {
             data,
             ranks,
             c,
-            p,
+            loss,
             wx: vec![0.0; data.n_rows()],
             wtw: 0.0,
             active: Vec::new(),
@@ -60,11 +91,11 @@ impl<'a> SvrLoss<'a> {
         }
     }
 
-    /// `C·max(0, |d| − p)²` for `d = wᵀx − y`.
+    /// `C·max(0, |d| − p)²` (or `C·min(0, d)²`) for `d = wᵀx − y`.
     #[inline]
     fn c_loss(&self, d: f64) -> f64 {
-        let e = d.abs() - self.p;
-        if e > 0.0 { self.c * e * e } else { 0.0 }
+        let e = self.loss.excess(d);
+        self.c * e * e
     }
 
     /// The summed loss at `w + alpha·s`, given `wx` and `xs = X·s`, over
@@ -100,18 +131,15 @@ impl Objective for SvrLoss<'_> {
 
     fn gradient(&mut self, w: &[f64], g: &mut [f64]) {
         let y = self.data.labels();
-        let p = self.p;
+        let loss = self.loss;
         self.active = (0..self.wx.len() as u32)
             .into_par_iter()
-            .filter(|&i| (self.wx[i as usize] - y[i as usize]).abs() > p)
+            .filter(|&i| loss.excess(self.wx[i as usize] - y[i as usize]) != 0.0)
             .collect();
         let z: Vec<f64> = self
             .active
             .par_iter()
-            .map(|&i| {
-                let d = self.wx[i as usize] - y[i as usize];
-                self.c * if d < 0.0 { d + p } else { d - p }
-            })
+            .map(|&i| self.c * loss.excess(self.wx[i as usize] - y[i as usize]))
             .collect();
         let mut sum = self.data.tmul_rows_exact(&self.active, &z);
         self.ranks.sum(&mut sum);
