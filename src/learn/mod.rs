@@ -98,9 +98,12 @@ pub struct LearnArgs {
     /// --min-rating`), in training and held-out games alike.
     #[arg(long, value_name = "R")]
     pub min_rating: Option<f64>,
-    /// `svr`: fit every sibling's target; `rank`: each position's game
-    /// move at least the margin above each sibling (see `train --loss`).
-    #[arg(long, value_enum, default_value_t)]
+    /// `rank`: each position's game move at least the margin above each
+    /// sibling (see `train --loss`); `svr`: fit every sibling's target.
+    /// On the same rows' positions ranking agreed with more held-out game
+    /// moves (33.4 % against 29.5 %) and played 177 Elo stronger at equal
+    /// time.
+    #[arg(long, value_enum, default_value_t = LossKind::Rank)]
     pub loss: LossKind,
 }
 

@@ -70,6 +70,11 @@ pub struct Loaded {
     pub seconds: f64,
     /// Rows left out by [`load_compact_unclamped`].
     pub clamped_dropped: usize,
+    /// This rank's files, whose rows `data` holds (indices into `files`).
+    pub shard_files: std::ops::Range<usize>,
+    /// Those files in groups, each the unit of the sums over rows (the
+    /// blocks of [`Dataset::set_block_starts`] start where groups do).
+    pub groups: Vec<std::ops::Range<usize>>,
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LoadError + '_ {
@@ -426,5 +431,7 @@ fn load_on(
         columns,
         seconds: start.elapsed().as_secs_f64(),
         clamped_dropped,
+        groups: my_groups.to_vec(),
+        shard_files: shard,
     })
 }

@@ -262,11 +262,6 @@ pub fn train_files_on(
     }
     let progress = opts.progress && ranks.is_root();
     let ranking = opts.loss == LossKind::Rank;
-    if ranking && ranks.size() > 1 {
-        return Err(TrainError::Rank(
-            "pairs are made from whole files on one process; train without mpirun".into(),
-        ));
-    }
     if ranking && params.bias() >= 0.0 {
         return Err(TrainError::Rank(
             "a bias column cancels in most pairs; train without -B".into(),
@@ -285,15 +280,27 @@ pub fn train_files_on(
         ranks,
     )?;
     if ranking {
-        let (pairs, counts) = pairs::pair_rows(&loaded.data, &loaded.files)?;
+        // Each rank pairs the rows of its own files: a position's rows are
+        // all in one file.
+        let mine = &loaded.files[loaded.shard_files.clone()];
+        let groups: Vec<_> = (loaded.groups.iter())
+            .map(|g| g.start - loaded.shard_files.start..g.end - loaded.shard_files.start)
+            .collect();
+        let (pairs, counts) = pairs::pair_rows(&loaded.data, mine, &groups)?;
+        let rows_before = loaded.data.n_rows();
+        let mut c = [
+            counts.pairs,
+            counts.positions,
+            rows_before,
+            counts.clamped,
+            counts.identical,
+        ]
+        .map(|c| c as u64);
+        ranks.sum_counts(&mut c);
         if progress {
             eprintln!(
                 "{} pairs of {} positions from {} rows ({} with a mate's clamped label and {} of identical rows left out)",
-                counts.pairs,
-                counts.positions,
-                loaded.data.n_rows(),
-                counts.clamped,
-                counts.identical
+                c[0], c[1], c[2], c[3], c[4]
             );
         }
         loaded.data = pairs;

@@ -127,8 +127,15 @@ fn read_sidecars(files: &[PathBuf]) -> Result<Vec<GameMeta>, PairsError> {
 
 /// The pair rows of `data`, whose rows are those of `files` in order (all
 /// of them: loaded without `--drop-clamped`), each file's positions read
-/// from its sidecar with the margin it was extracted with.
-pub fn pair_rows(data: &Dataset, files: &[PathBuf]) -> Result<(Dataset, PairCounts), PairsError> {
+/// from its sidecar with the margin it was extracted with. `groups` (of
+/// `files`, in order) start the blocks of the sums over pairs as they
+/// start the rows' (see [`crate::train::load::Loaded::groups`]), so that
+/// shards of files on several ranks sum as one process does.
+pub fn pair_rows(
+    data: &Dataset,
+    files: &[PathBuf],
+    groups: &[std::ops::Range<usize>],
+) -> Result<(Dataset, PairCounts), PairsError> {
     let sidecars = read_sidecars(files)?;
     let listed: usize = sidecars.iter().map(|m| m.rows).sum();
     if listed != data.n_rows() {
@@ -145,68 +152,92 @@ pub fn pair_rows(data: &Dataset, files: &[PathBuf]) -> Result<(Dataset, PairCoun
     }
     let scale = f64::from(LABEL_SCALE);
     let y = data.labels();
-    let parts: Vec<(Rows, PairCounts)> = sidecars
-        .par_iter()
-        .zip(&first)
-        .map(|(meta, &offset)| {
-            let mut rows = Rows {
-                values: Values::F32(Vec::new()),
-                ..Rows::default()
-            };
-            let mut counts = PairCounts::default();
-            let mut diff = Vec::new();
-            let margin = meta.scheme.margin;
-            for p in &meta.positions {
-                if p.num_rows < 2 {
-                    continue;
-                }
-                counts.positions += 1;
-                let k = p.game_row - p.first_row;
-                let gi = offset + p.game_row;
-                let (g_idx, g_val) = data.row(gi);
-                let sigma = |flipped: bool| if flipped { -1.0 } else { 1.0 };
-                for s in (0..p.num_rows).filter(|&s| s != k) {
-                    let si = offset + p.first_row + s;
-                    if y[gi].abs() >= 1.0 || y[si].abs() >= 1.0 {
-                        counts.clamped += 1;
-                        continue;
-                    }
-                    let (s_idx, s_val) = data.row(si);
-                    difference(
-                        (&g_idx, &g_val),
-                        sigma(p.flipped[k]),
-                        (&s_idx, &s_val),
-                        sigma(p.flipped[s]),
-                        &mut diff,
-                    );
-                    if diff.is_empty() {
-                        counts.identical += 1;
-                        continue;
-                    }
-                    let bound = f64::from(margin - p.bases[k] + p.bases[s]) / scale;
-                    push_row(&mut rows, bound, &diff);
-                    counts.pairs += 1;
-                }
-            }
-            (rows, counts)
-        })
-        .collect();
     let mut rows = Rows {
         values: Values::F32(Vec::new()),
         ..Rows::default()
     };
     let mut counts = PairCounts::default();
-    for (r, c) in parts {
-        rows.append(r);
-        counts.positions += c.positions;
-        counts.pairs += c.pairs;
-        counts.clamped += c.clamped;
-        counts.identical += c.identical;
+    let mut file_starts = Vec::with_capacity(files.len());
+    // A few files at a time, appended as they come: the pairs of all the
+    // files at once, then copied into one, would need twice the memory.
+    for (metas, firsts) in sidecars.chunks(64).zip(first.chunks(64)) {
+        let parts: Vec<(Rows, PairCounts)> = metas
+            .par_iter()
+            .zip(firsts)
+            .map(|(meta, &offset)| file_pairs(data, y, meta, offset, scale))
+            .collect();
+        for (r, c) in parts {
+            file_starts.push(rows.labels.len());
+            rows.append(r);
+            counts.positions += c.positions;
+            counts.pairs += c.pairs;
+            counts.clamped += c.clamped;
+            counts.identical += c.identical;
+        }
     }
     let n = rows.labels.len();
+    let mut group_starts: Vec<usize> = groups
+        .iter()
+        .map(|g| file_starts.get(g.start).copied().unwrap_or(n))
+        .collect();
+    group_starts.dedup();
+    group_starts.retain(|&s| s < n);
+    if group_starts.first() != Some(&0) {
+        group_starts.insert(0, 0);
+    }
     let mut pairs = Dataset::from_rows(rows, data.n_features(), data.bias())?;
-    pairs.set_block_starts(blocks_from_groups(&[0], n));
+    pairs.set_block_starts(blocks_from_groups(&group_starts, n));
     Ok((pairs, counts))
+}
+
+/// The pairs of one file's positions, its first row at `offset` in `data`.
+fn file_pairs(
+    data: &Dataset,
+    y: &[f64],
+    meta: &GameMeta,
+    offset: usize,
+    scale: f64,
+) -> (Rows, PairCounts) {
+    let mut rows = Rows {
+        values: Values::F32(Vec::new()),
+        ..Rows::default()
+    };
+    let mut counts = PairCounts::default();
+    let mut diff = Vec::new();
+    let margin = meta.scheme.margin;
+    for p in &meta.positions {
+        if p.num_rows < 2 {
+            continue;
+        }
+        counts.positions += 1;
+        let k = p.game_row - p.first_row;
+        let gi = offset + p.game_row;
+        let (g_idx, g_val) = data.row(gi);
+        let sigma = |flipped: bool| if flipped { -1.0 } else { 1.0 };
+        for s in (0..p.num_rows).filter(|&s| s != k) {
+            let si = offset + p.first_row + s;
+            if y[gi].abs() >= 1.0 || y[si].abs() >= 1.0 {
+                counts.clamped += 1;
+                continue;
+            }
+            let (s_idx, s_val) = data.row(si);
+            difference(
+                (&g_idx, &g_val),
+                sigma(p.flipped[k]),
+                (&s_idx, &s_val),
+                sigma(p.flipped[s]),
+                &mut diff,
+            );
+            if diff.is_empty() {
+                counts.identical += 1;
+                continue;
+            }
+            let bound = f64::from(margin - p.bases[k] + p.bases[s]) / scale;
+            push_row(&mut rows, bound, &diff);
+            counts.pairs += 1;
+        }
+    }
+    (rows, counts)
 }
 
 /// Appends one row (0-based indices, stored 1-based as parsed rows are).
