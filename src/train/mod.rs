@@ -103,6 +103,14 @@ impl LossKind {
     pub fn is_svr(&self) -> bool {
         *self == Self::Svr
     }
+
+    /// The loss the solver minimises, SVR's with tube width `p`.
+    pub fn with_p(self, p: f64) -> Loss {
+        match self {
+            Self::Svr => Loss::Svr { p },
+            Self::Rank => Loss::Rank,
+        }
+    }
 }
 
 /// What a training run produced.
@@ -171,7 +179,7 @@ pub fn fit_on<E>(
     ranks: &dyn Ranks,
     each_iter: impl FnMut(&IterInfo, &[f64], &SvrLoss) -> Result<(), E>,
 ) -> Result<Solution, E> {
-    let loss = Loss::Svr { p: params.p() };
+    let loss = LossKind::Svr.with_p(params.p());
     fit_loss(data, params, loss, w, resume, ranks, each_iter)
 }
 
@@ -361,10 +369,7 @@ pub fn train_files_on(
     }
     let start = Instant::now();
     let from = resumed.as_ref().map(|r| (r.iteration, &r.state));
-    let loss = match opts.loss {
-        LossKind::Svr => Loss::Svr { p: params.p() },
-        LossKind::Rank => Loss::Rank,
-    };
+    let loss = opts.loss.with_p(params.p());
     let solution = fit_loss(data, params, loss, &mut w, from, ranks, |it, w, loss| {
         if progress {
             eprintln!("{}", format_iter(it));

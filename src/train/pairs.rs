@@ -60,6 +60,15 @@ pub struct PairCounts {
     pub identical: usize,
 }
 
+impl std::ops::AddAssign for PairCounts {
+    fn add_assign(&mut self, o: Self) {
+        self.positions += o.positions;
+        self.pairs += o.pairs;
+        self.clamped += o.clamped;
+        self.identical += o.identical;
+    }
+}
+
 /// `out = σ_g·g − σ_s·s` of two sparse rows sorted by index, zeros left out.
 pub fn difference(
     g: (&[u32], &[f64]),
@@ -169,10 +178,7 @@ pub fn pair_rows(
         for (r, c) in parts {
             file_starts.push(rows.labels.len());
             rows.append(r);
-            counts.positions += c.positions;
-            counts.pairs += c.pairs;
-            counts.clamped += c.clamped;
-            counts.identical += c.identical;
+            counts += c;
         }
     }
     let n = rows.labels.len();
