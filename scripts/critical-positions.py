@@ -56,10 +56,12 @@ def read_csa(path):
         line = line.strip()
         if line.startswith("N+"):
             black = line[2:]
-        elif line.startswith("P") and line not in ("PI",) and line[:2] != "P+" and line[:2] != "P-":
+        elif line.startswith("P") and line != "PI":
             sys.exit(f"{path}:{n}: only games from the standard start position (PI) are read")
         elif len(line) == 7 and line[0] in "+-" and line[1:5].isdigit():
             to, piece = (int(line[3]), int(line[4])), line[5:]
+            if line[1:3] == "00" and piece not in PIECES:
+                sys.exit(f"{path}:{n}: cannot drop {piece}")
             if line[1:3] == "00":
                 moves.append(PIECES[piece] + "*" + square(line[3:5]))
             else:
@@ -166,14 +168,22 @@ def referee(a):
     todo = sorted({(i, m) for moves in results.values() for i, m in enumerate(moves)
                    if f"{i} {m}" not in cache})
     lock = threading.Lock()
+    errors = []
 
     def work(items):
-        yo = Usi(YO, YO_OPTIONS)
-        for i, m in items:
-            _, score = yo.go(f"{rows[i][0]} {m}", 1000)
-            with lock:
-                cache[f"{i} {m}"] = -max(-2000, min(2000, score))
-        yo.quit()
+        # sys.exit in a thread ends only the thread: the message is kept
+        # and raised once the scores found so far are saved.
+        try:
+            yo = Usi(YO, YO_OPTIONS)
+            for i, m in items:
+                _, score = yo.go(f"{rows[i][0]} {m}", 1000)
+                if score is None:
+                    sys.exit(f"{a.set}:{i + 1}: YaneuraOu gave no score after {m}")
+                with lock:
+                    cache[f"{i} {m}"] = -max(-2000, min(2000, score))
+            yo.quit()
+        except SystemExit as e:
+            errors.append(str(e))
 
     threads = [threading.Thread(target=work, args=(todo[k::2],)) for k in range(2)]
     for t in threads:
@@ -183,6 +193,8 @@ def referee(a):
     with open(cache_path + ".tmp", "w") as f:
         json.dump(cache, f)
     os.replace(cache_path + ".tmp", cache_path)
+    if errors:
+        sys.exit(errors[0])
     first = None
     for path, moves in results.items():
         s = [cache[f"{i} {m}"] for i, m in enumerate(moves)]
