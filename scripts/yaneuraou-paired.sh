@@ -15,19 +15,14 @@ bin_a=${2:?$usage}
 bin_b=${3:?$usage}
 games=${4:-200}
 byoyomi=${5:-200}
-yo=../shared/tools/yaneuraou/YaneuraOu-material
-[ -x "$yo" ] || { echo "missing $yo (see ../shared/README.md)" >&2; exit 1; }
 for b in "$bin_a" "$bin_b"; do
   [ -x "$b" ] || { echo "missing niwatori binary $b" >&2; exit 1; }
 done
 command -v python3 >/dev/null || { echo "missing python3 (scripts/setup.sh installs it)" >&2; exit 1; }
 mkdir -p "$out/a" "$out/b"
 play() { # BINARY DIR
-  "$1" match --a "material --option MoveOverhead=10" \
-    --b "usi:$yo --option Threads=1 --option USI_Hash=64 --option BookFile=no_book --option NetworkDelay=0 --option NetworkDelay2=0 --option MinimumThinkingTime=100" \
-    --games "$games" --byoyomi "$byoyomi" --concurrency 1 \
-    --openings ../shared/kifu/wcsc28 \
-    --csa-out "$2" --json "$2/summary.json" > "$2/match.log" 2>&1
+  NIWATORI=$1 CONCURRENCY=1 bash "$(dirname "$0")/yaneuraou-match.sh" "$2" "$games" "$byoyomi" \
+    > "$2/match.log" 2>&1
 }
 play "$bin_a" "$out/a" & pid_a=$!
 play "$bin_b" "$out/b" & pid_b=$!
