@@ -9,10 +9,10 @@ use rsshogi::types::{Bitboard, Move32, PieceType};
 
 use super::Control;
 use super::mode::{Labelling, Mode};
-use super::ordering::{is_capture, score_move};
+use super::ordering::{MAX_MOVES, is_capture, score_move};
 use super::score::{EVAL_LIMIT, INFINITE, mated_in};
 use super::worker::{SearchBuffers, Worker};
-use crate::eval::{Accumulator, Evaluator, KingSums, Learned};
+use crate::eval::{Accumulator, Evaluator, Learned};
 
 /// Scores sibling positions (the position after one candidate move) by a
 /// depth-1 search: the opponent's best reply by one ply of search plus
@@ -151,6 +151,10 @@ const QUIET_PROMOTERS: [PieceType; 5] = [
     PieceType::BISHOP,
     PieceType::ROOK,
 ];
+
+/// Quiet-move groups: origin squares, then dropped kinds.
+const QUIET_GROUPS: usize = 81 + 8;
+const NO_GROUP: u8 = u8::MAX;
 
 /// The running result of a full-window root.
 struct Root {
@@ -295,58 +299,63 @@ impl<M: Mode> Worker<'_, M> {
     /// evaluation after it, from the accumulator without playing it): the
     /// ones that give no check, best ceiling first, until the next cannot
     /// beat the best score (most often after one). A piece's moves (or a
-    /// kind's drops) share a bound on their ceilings
-    /// ([`Learned::quiet_ceiling_bound`]), and their exact ceilings are
-    /// read only when the bound could beat the best ceiling known: most
-    /// pieces' never are. King moves and promotions are read exactly.
+    /// kind's drops) form a group that shares a bound on their ceilings
+    /// ([`Learned::quiet_ceiling_bound`]), and a group's exact ceilings are
+    /// read only when its bound could beat the best ceiling known: most
+    /// groups' never are. King moves and promotions are read exactly.
+    ///
+    /// Only the few groups are ranked, never the moves, and the ceilings'
+    /// list is kept from sibling to sibling.
     fn learned_quiet_replies(&mut self, root: &mut Root) {
         let learned = self.incremental.expect("an incremental model");
         let acc = self.buf.accs[0].expect("evaluated at the root");
         let mut generated = Move32List::new();
         generate_moves_move32::<QuietsProMinus>(self.pos, &mut generated);
-        // with the sums each ceiling read, for `make_move` to reuse
-        let mut exact: Vec<(i32, Move32, (u64, Move32, KingSums))> = Vec::new();
-        let mut bounded: Vec<(i32, Move32)> = Vec::new();
-        // by origin square, then by dropped kind
-        let mut group_bounds = [None; 81 + 8];
-        for &mv in generated.iter() {
-            let group = match mv.dropped_piece() {
-                Some(pt) => Some(81 + pt.raw() as usize % 8),
-                None if mv.is_promotion()
-                    || self.pos.piece_on(mv.from_sq()).piece_type() == PieceType::KING =>
-                {
-                    None
-                }
-                None => Some(mv.from_sq().to_index()),
+        // the ceilings read, with the sums each read, for `make_move` to reuse
+        let mut exact = std::mem::take(&mut self.buf.quiet_ceilings);
+        exact.clear();
+        // the groups with their bounds, best first, and each move's group
+        let mut groups = [(0i32, 0u8); QUIET_GROUPS];
+        let mut groups_len = 0;
+        let mut group_of = [NO_GROUP; MAX_MOVES];
+        let mut seen = [false; QUIET_GROUPS];
+        for (i, &mv) in generated.iter().enumerate() {
+            let Some(g) = self.quiet_group(mv) else {
+                exact.push((self.ceiling(mv), mv, self.buf.ahead[0]));
+                continue;
             };
-            match group {
-                Some(g) => {
-                    let bound = *group_bounds[g].get_or_insert_with(|| {
-                        let bound = learned.quiet_ceiling_bound(&acc, self.pos, mv);
-                        bound
-                            .expect("an incremental model")
-                            .clamp(-EVAL_LIMIT, EVAL_LIMIT)
-                    });
-                    bounded.push((bound, mv));
-                }
-                None => exact.push((self.ceiling(mv), mv, self.buf.ahead[0])),
+            group_of[i] = g as u8;
+            if !seen[g] {
+                seen[g] = true;
+                let bound = learned.quiet_ceiling_bound(&acc, self.pos, mv);
+                let bound = bound.expect("an incremental model");
+                groups[groups_len] = (bound.clamp(-EVAL_LIMIT, EVAL_LIMIT), g as u8);
+                groups_len += 1;
             }
         }
-        bounded.sort_unstable_by_key(|&(bound, _)| std::cmp::Reverse(bound));
-        let mut pending = bounded.into_iter().peekable();
+        let groups = &mut groups[..groups_len];
+        groups.sort_unstable_by_key(|&(bound, _)| std::cmp::Reverse(bound));
+        let mut groups = groups.iter().peekable();
         loop {
-            let mut top = exact.iter().map(|&(c, ..)| c).max();
-            // read the ceilings that might beat the best one known
-            while let Some(&(bound, mv)) = pending.peek() {
-                if top.is_some_and(|t| t >= bound) || root.searched > 0 && root.best >= bound {
+            let mut top = (0..exact.len()).max_by_key(|&i| exact[i].0);
+            // read the groups that might beat the best ceiling known
+            while let Some(&&(bound, g)) = groups.peek() {
+                if top.is_some_and(|t| exact[t].0 >= bound)
+                    || root.searched > 0 && root.best >= bound
+                {
                     break;
                 }
-                pending.next();
-                let ceiling = self.ceiling(mv);
-                exact.push((ceiling, mv, self.buf.ahead[0]));
-                top = top.max(Some(ceiling));
+                groups.next();
+                for (i, &mv) in generated.iter().enumerate() {
+                    if group_of[i] == g {
+                        exact.push((self.ceiling(mv), mv, self.buf.ahead[0]));
+                        if top.is_none_or(|t| exact[t].0 < exact[exact.len() - 1].0) {
+                            top = Some(exact.len() - 1);
+                        }
+                    }
+                }
             }
-            let Some(i) = (0..exact.len()).max_by_key(|&i| exact[i].0) else {
+            let Some(i) = top else {
                 break;
             };
             let (ceiling, mv, ahead) = exact.swap_remove(i);
@@ -358,6 +367,21 @@ impl<M: Mode> Worker<'_, M> {
                 self.buf.ahead[0] = ahead;
                 self.root_move(mv, false, Some(false), Some(ceiling), root);
             }
+        }
+        self.buf.quiet_ceilings = exact;
+    }
+
+    /// The group of a quiet move that is not a promotion nor a king's: its
+    /// origin square, or its dropped kind (`None` for the others).
+    fn quiet_group(&self, mv: Move32) -> Option<usize> {
+        match mv.dropped_piece() {
+            Some(pt) => Some(81 + pt.raw() as usize % 8),
+            None if mv.is_promotion()
+                || self.pos.piece_on(mv.from_sq()).piece_type() == PieceType::KING =>
+            {
+                None
+            }
+            None => Some(mv.from_sq().to_index()),
         }
     }
 

@@ -190,6 +190,9 @@ pub(crate) struct SearchBuffers {
     /// last read from `accs`, with the opponent's sum after it:
     /// [`Worker::make_move`] then adds only the mover's own view.
     pub(super) ahead: [(u64, Move32, KingSums); MAX_PLY + 2],
+    /// The sibling root's quiet moves with their exact ceilings (and
+    /// [`SearchBuffers::ahead`] for each), kept to allocate once.
+    pub(super) quiet_ceilings: Vec<(i32, Move32, (u64, Move32, KingSums))>,
     /// The clamped static evaluation the search saw at each ply
     /// ([`NO_EVAL`] in check), for "improving".
     static_evals: [i32; MAX_PLY + 2],
@@ -240,6 +243,7 @@ impl SearchBuffers {
             evals: [None; MAX_PLY + 2],
             accs: [None; MAX_PLY + 2],
             ahead: [(0, Move32::MOVE_NONE, [0; 2]); MAX_PLY + 2],
+            quiet_ceilings: Vec::new(),
             static_evals: [NO_EVAL; MAX_PLY + 2],
             played: [None; MAX_PLY + 2],
             excluded: [Move32::MOVE_NONE; MAX_PLY + 2],
