@@ -11,7 +11,7 @@ use super::Control;
 use super::mode::{Labelling, Mode};
 use super::ordering::{MAX_MOVES, is_capture, score_move};
 use super::score::{EVAL_LIMIT, INFINITE, mated_in};
-use super::worker::{SearchBuffers, Worker};
+use super::worker::{SearchBuffers, Worker, is_king_move};
 use crate::eval::{Accumulator, Evaluator, Learned};
 
 /// Scores sibling positions (the position after one candidate move) by a
@@ -98,6 +98,7 @@ impl SiblingSearch {
     pub fn start_position(&mut self) {
         self.buffers.killers[0] = [Move32::MOVE_NONE; 2];
         self.buffers.counter_evasions.fill(Move32::MOVE_NONE);
+        self.buffers.capture_refutations.fill(Move32::MOVE_NONE);
     }
 
     /// As [`SiblingScorer::score`], with `eval`.
@@ -321,7 +322,10 @@ impl<M: Mode> Worker<'_, M> {
         let mut seen = [false; QUIET_GROUPS];
         for (i, &mv) in generated.iter().enumerate() {
             let Some(g) = self.quiet_group(mv) else {
-                exact.push((self.ceiling(mv), mv, self.buf.ahead[0]));
+                // legality before a king move's ceiling, as in quiescence
+                if !is_king_move(mv) || self.pos.is_legal_after_pseudo_move32(mv) {
+                    exact.push((self.ceiling(mv), mv, self.buf.ahead[0]));
+                }
                 continue;
             };
             group_of[i] = g as u8;
@@ -371,16 +375,13 @@ impl<M: Mode> Worker<'_, M> {
         self.buf.quiet_ceilings = exact;
     }
 
-    /// The group of a quiet move that is not a promotion nor a king's: its
-    /// origin square, or its dropped kind (`None` for the others).
+    /// The group of a quiet move: its origin square, or its dropped kind
+    /// (`None` for promotions and king moves, whose ceilings are read
+    /// exactly).
     fn quiet_group(&self, mv: Move32) -> Option<usize> {
         match mv.dropped_piece() {
             Some(pt) => Some(81 + pt.raw() as usize % 8),
-            None if mv.is_promotion()
-                || self.pos.piece_on(mv.from_sq()).piece_type() == PieceType::KING =>
-            {
-                None
-            }
+            None if mv.is_promotion() || is_king_move(mv) => None,
             None => Some(mv.from_sq().to_index()),
         }
     }
@@ -425,20 +426,25 @@ impl<M: Mode> Worker<'_, M> {
         root: &mut Root,
     ) {
         let gives_check = gives_check.unwrap_or_else(|| self.pos.gives_check_move32(mv));
+        // legality before a king move's ceiling, as in quiescence
+        let king = is_king_move(mv);
+        if king && !self.pos.is_legal_after_pseudo_move32(mv) {
+            return;
+        }
         if !gives_check {
             let ceiling = ceiling.unwrap_or_else(|| self.ceiling(mv));
             if ceiling <= root.alpha {
                 if root.searched > 0 && root.best >= ceiling {
                     return;
                 }
-                if self.pos.is_legal_after_pseudo_move32(mv) {
+                if king || self.pos.is_legal_after_pseudo_move32(mv) {
                     root.best = root.best.max(ceiling);
                     root.searched += 1;
                 }
                 return;
             }
         }
-        if !self.pos.is_legal_after_pseudo_move32(mv) {
+        if !king && !self.pos.is_legal_after_pseudo_move32(mv) {
             return;
         }
         self.make_move(mv, gives_check, 0);

@@ -12,7 +12,7 @@ use rsshogi::board::{
     generate_moves_move32, generate_recaptures_move32,
 };
 use rsshogi::mate::solve_mate_in_one_in_place;
-use rsshogi::types::{Move32, Piece, RepetitionState};
+use rsshogi::types::{Move32, Piece, PieceType, RepetitionState};
 
 use super::Control;
 use super::mode::Mode;
@@ -166,12 +166,20 @@ impl Reductions {
     }
 }
 
+/// Whether `mv` moves a king (whose exact ceiling costs a recount).
+pub(super) fn is_king_move(mv: Move32) -> bool {
+    mv.piece_after_move().piece_type() == PieceType::KING
+}
+
 /// Per-thread tables and move lists, kept between searches so that a
 /// search (a sibling score) allocates nothing.
 pub(crate) struct SearchBuffers {
     /// The evasion that last refuted a check in quiescence, by the checking
     /// piece and its square (sibling scoring only).
     pub(super) counter_evasions: Box<[Move32; Piece::COUNT * 81]>,
+    /// The capture that last failed high in quiescence, by ply (sibling
+    /// scoring only).
+    pub(super) capture_refutations: [Move32; MAX_PLY + 2],
     /// The sibling root's losing captures, searched last.
     pub(super) bad_captures: ScoredMoves,
     pub(super) killers: Vec<[Move32; 2]>,
@@ -234,6 +242,7 @@ impl SearchBuffers {
     pub fn new() -> Self {
         Self {
             counter_evasions: Box::new([Move32::MOVE_NONE; Piece::COUNT * 81]),
+            capture_refutations: [Move32::MOVE_NONE; MAX_PLY + 2],
             bad_captures: ScoredMoves::new(),
             killers: vec![[Move32::MOVE_NONE; 2]; MAX_PLY + 2],
             history: History::default(),
@@ -1320,6 +1329,69 @@ impl<'a, M: Mode> Worker<'a, M> {
         (!self.stopped).then_some(score)
     }
 
+    /// The slot of [`SearchBuffers::counter_evasions`] for the check just
+    /// given (labelling only).
+    fn counter_slot(&self) -> Option<usize> {
+        let last = self.pos.last_move();
+        (M::LABELLING && last != Move32::MOVE_NONE)
+            .then(|| last.piece_after_move().to_index() * 81 + last.to_sq().to_index())
+    }
+
+    /// One pseudo-legal move of a quiescence node: skipped by its ceiling,
+    /// its legality or SEE, else searched and `best` raised. `Some(true)`
+    /// on a cutoff (remembered as the node's refutation when labelling),
+    /// `None` if stopped.
+    #[allow(clippy::too_many_arguments)]
+    fn quiescence_try(
+        &mut self,
+        mv: Move32,
+        in_check: bool,
+        best: &mut i32,
+        alpha: &mut i32,
+        beta: i32,
+        ply: usize,
+        qply: usize,
+    ) -> Option<bool> {
+        let gives_check = self.pos.gives_check_move32(mv);
+        // a king move's ceiling recounts every piece: its legality
+        // costs less and rules many out first
+        let king = is_king_move(mv);
+        if king && !self.pos.is_legal_after_pseudo_move32(mv) {
+            return Some(false);
+        }
+        let ceiling = if gives_check {
+            None
+        } else {
+            self.exact_ceiling(ply, mv)
+        };
+        if let Some(ceiling) = ceiling
+            && ceiling <= *alpha
+        {
+            // Cannot reach alpha (the child may stand pat); the ceiling
+            // is a true upper bound whether or not the move is legal
+            // or SEE-pruned, so neither needs testing.
+            *best = (*best).max(ceiling);
+            return Some(false);
+        }
+        if !king && !self.pos.is_legal_after_pseudo_move32(mv)
+            || !in_check && !mv.is_drop() && loses_material(self.pos, mv)
+        {
+            return Some(false);
+        }
+        let score = self.quiescence_move(mv, gives_check, ceiling, *alpha, beta, ply, qply)?;
+        let cut = self.raise_best(ply, mv, score, best, alpha, beta);
+        if cut && M::LABELLING {
+            if in_check {
+                if let Some(slot) = self.counter_slot() {
+                    self.buf.counter_evasions[slot] = mv;
+                }
+            } else if is_capture(self.pos, mv) {
+                self.buf.capture_refutations[ply] = mv;
+            }
+        }
+        Some(cut)
+    }
+
     /// Captures and pawn promotions until the position is quiet; the side
     /// to move may stand pat unless in check. `qply` counts quiescence plies;
     /// from [`RECAPTURES_FROM_QPLY`] on only recaptures are tried. The game
@@ -1379,35 +1451,23 @@ impl<'a, M: Mode> Worker<'a, M> {
         }
         let mut generated = Move32List::new();
         let mut best;
-        // In check, when labelling, the evasion that last refuted the same
-        // checking move (piece and square) is tried before generating the
-        // others: the checks of one position's siblings are mostly the same
-        // and so are their refutations.
+        // When labelling, one move is tried before generating the others.
+        // In check: the evasion that last refuted the same checking move
+        // (piece and square); the checks of one position's siblings are
+        // mostly the same and so are their refutations. Otherwise: the
+        // capture that last failed high at this ply; the quiet replies of a
+        // sibling root are mostly refuted by the same capture.
         let mut tried = Move32::MOVE_NONE;
-        let last = self.pos.last_move();
-        let counter_slot = (in_check && M::LABELLING && last != Move32::MOVE_NONE)
-            .then(|| last.piece_after_move().to_index() * 81 + last.to_sq().to_index());
+        let recaptures_from = if M::SELECTIVE {
+            GAME_RECAPTURES_FROM_QPLY
+        } else {
+            RECAPTURES_FROM_QPLY
+        };
         if in_check {
             best = mated_in(ply);
-            if let Some(slot) = counter_slot {
-                let mv = self.buf.counter_evasions[slot];
-                if mv != Move32::MOVE_NONE
-                    && self.pos.is_pseudo_legal_move32(mv, false)
-                    && self.pos.is_legal_after_pseudo_move32(mv)
-                {
-                    tried = mv;
-                    let gives_check = self.pos.gives_check_move32(mv);
-                    let Some(score) =
-                        self.quiescence_move(mv, gives_check, None, alpha, beta, ply, qply)
-                    else {
-                        return 0;
-                    };
-                    if self.raise_best(ply, mv, score, &mut best, &mut alpha, beta) {
-                        return best;
-                    }
-                }
+            if let Some(slot) = self.counter_slot() {
+                tried = self.buf.counter_evasions[slot];
             }
-            generate_evasions(self.pos, &mut generated);
         } else {
             match self.lazy_stand_pat(ply, alpha, beta) {
                 StandPat::Cut(v) => return v,
@@ -1420,16 +1480,31 @@ impl<'a, M: Mode> Worker<'a, M> {
                     alpha = alpha.max(stand_pat);
                 }
             }
-            let recaptures_from = if M::SELECTIVE {
-                GAME_RECAPTURES_FROM_QPLY
-            } else {
-                RECAPTURES_FROM_QPLY
-            };
-            if qply >= recaptures_from {
-                generate_recaptures_move32(self.pos, self.pos.last_move().to_sq(), &mut generated);
-            } else {
-                generate_moves_move32::<CapturePlusPro>(self.pos, &mut generated);
+            // any capture is one the generator below gives, before the
+            // recaptures-only plies
+            if M::LABELLING && qply < recaptures_from {
+                tried = self.buf.capture_refutations[ply];
             }
+        }
+        if tried != Move32::MOVE_NONE
+            && !(self.pos.is_pseudo_legal_move32(tried, false)
+                && (in_check || is_capture(self.pos, tried)))
+        {
+            tried = Move32::MOVE_NONE;
+        }
+        if tried != Move32::MOVE_NONE {
+            match self.quiescence_try(tried, in_check, &mut best, &mut alpha, beta, ply, qply) {
+                None => return 0,
+                Some(true) => return best,
+                Some(false) => {}
+            }
+        }
+        if in_check {
+            generate_evasions(self.pos, &mut generated);
+        } else if qply >= recaptures_from {
+            generate_recaptures_move32(self.pos, self.pos.last_move().to_sq(), &mut generated);
+        } else {
+            generate_moves_move32::<CapturePlusPro>(self.pos, &mut generated);
         }
         self.buf.lists[ply].clear();
         for &mv in generated.iter() {
@@ -1444,37 +1519,10 @@ impl<'a, M: Mode> Worker<'a, M> {
             if mv == tried {
                 continue;
             }
-            let gives_check = self.pos.gives_check_move32(mv);
-            let ceiling = if in_check || gives_check {
-                None
-            } else {
-                self.exact_ceiling(ply, mv)
-            };
-            if let Some(ceiling) = ceiling
-                && ceiling <= alpha
-            {
-                // Cannot reach alpha (the child may stand pat); the ceiling
-                // is a true upper bound whether or not the move is legal
-                // or SEE-pruned, so neither needs testing.
-                best = best.max(ceiling);
-                continue;
-            }
-            if !self.pos.is_legal_after_pseudo_move32(mv) {
-                continue;
-            }
-            if !in_check && !mv.is_drop() && loses_material(self.pos, mv) {
-                continue;
-            }
-            let Some(score) =
-                self.quiescence_move(mv, gives_check, ceiling, alpha, beta, ply, qply)
-            else {
-                return 0;
-            };
-            if self.raise_best(ply, mv, score, &mut best, &mut alpha, beta) {
-                if let Some(slot) = counter_slot {
-                    self.buf.counter_evasions[slot] = mv;
-                }
-                break;
+            match self.quiescence_try(mv, in_check, &mut best, &mut alpha, beta, ply, qply) {
+                None => return 0,
+                Some(true) => break,
+                Some(false) => {}
             }
         }
         // The mate-in-1 check comes after the captures: when one of them
