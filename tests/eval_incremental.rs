@@ -5,9 +5,32 @@
 mod common;
 
 use niwatori::eval::{Evaluator, Learned};
-use niwatori::features::{Board, FeatureSet};
+use niwatori::features::{Board, FeatureSet, PieceChange};
 use niwatori::rows::Base;
 use rsshogi::board::{Legal, Move32List, Position, generate_moves_move32};
+use rsshogi::types::{Color, Square};
+
+/// [`Learned::sum_near`] of each king the move leaves where it stands, in
+/// each view, near its own square and near 5e, less the change's share
+/// ([`Learned::change_near`]) once `played`: the same before and after.
+fn near_kings(model: &Learned, pos: &Position, change: &PieceChange, played: bool) -> Vec<i64> {
+    let mut sums = Vec::new();
+    for king in [Color::BLACK, Color::WHITE] {
+        let ksq = pos.king_square(king);
+        if ksq.is_none() || change.moves_king_of(king) {
+            continue;
+        }
+        for view in [Color::BLACK, Color::WHITE] {
+            let owner = usize::from(view != king);
+            for near in [ksq, Square::from_index(40)] {
+                let sum = model.sum_near(pos, view, owner, near, ksq);
+                let change = model.change_near(change, view, owner, near);
+                sums.push(if played { sum - change } else { sum });
+            }
+        }
+    }
+    sums
+}
 
 /// A model whose every weight is a distinct pseudo-random number: any term
 /// missed, counted twice or counted with the wrong relation shows.
@@ -88,7 +111,23 @@ fn incremental_sums_equal_the_full_sums(set: FeatureSet, base: Base) {
                 let king = !mv.is_drop() && pos.piece_on(mv.from_sq()).piece_type().raw() == 8;
                 // without the boards, before the move is played
                 let ahead = model.accumulate_before_move(&acc, &pos, mv);
-                let ahead_value = model.evaluate_after_move(&acc, &pos, mv);
+                let ahead_value = model.evaluate_after_move(&acc, &pos, mv, None);
+                // a king's sums from its new square, counted apart, as the
+                // sibling search caches them
+                let us = pos.turn();
+                let near = |view: Color| {
+                    let owner = usize::from(view != us);
+                    king.then(|| model.sum_near(&pos, view, owner, mv.to_sq(), mv.from_sq()))
+                };
+                let (near_them, near_us) = (near(us.flip()), near(us));
+                if king {
+                    let value = model.evaluate_after_move(&acc, &pos, mv, near_them);
+                    assert_eq!(value, ahead_value, "{} {}", pos.to_sfen(None), mv.to_usi());
+                }
+                // the sums of a king that stays, near any square, follow the
+                // move's change
+                let change = PieceChange::of(&pos, mv);
+                let near_before: Vec<i64> = near_kings(&model, &pos, &change, false);
                 let bound = model.quiet_ceiling_bound(&acc, &pos, mv);
                 if let (Some(bound), Some((value, _))) = (bound, ahead_value)
                     && !capture
@@ -100,6 +139,13 @@ fn incremental_sums_equal_the_full_sums(set: FeatureSet, base: Base) {
                     bounded += 1;
                 }
                 pos.apply_move32(mv);
+                assert_eq!(
+                    near_kings(&model, &pos, &change, true),
+                    near_before,
+                    "{} after {}",
+                    pos.to_sfen(None),
+                    mv.to_usi()
+                );
                 after.set(&pos);
                 let carried = model.accumulate_move(&acc, &before, &after, &pos, mv);
                 let full = model.accumulate(&after, &pos);
@@ -113,9 +159,12 @@ fn incremental_sums_equal_the_full_sums(set: FeatureSet, base: Base) {
                     assert_eq!(value, model.evaluate(&pos), "{}", at());
                     pos.undo_move32(mv).unwrap();
                     let knowing = (pos.turn().flip(), sum);
-                    let ahead = model.accumulate_before_move_knowing(&acc, &pos, mv, knowing);
+                    let ahead = model.accumulate_before_move_knowing(&acc, &pos, mv, knowing, None);
+                    let with_near =
+                        model.accumulate_before_move_knowing(&acc, &pos, mv, knowing, near_us);
                     pos.apply_move32(mv);
                     assert_eq!(ahead, Some(full), "{}", at());
+                    assert_eq!(with_near, Some(full), "{}", at());
                 } else {
                     assert_eq!((ahead, ahead_value), (None, None));
                 }

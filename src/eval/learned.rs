@@ -29,10 +29,10 @@
 use std::path::{Path, PathBuf};
 
 use rsshogi::board::Position;
-use rsshogi::types::{Bitboard, Color, Move32};
+use rsshogi::types::{Bitboard, Color, Move32, Square};
 
 use super::{Evaluator, Material};
-use crate::features::{self, Board, FeatureSet, changed_pairs};
+use crate::features::{self, Board, FeatureSet, PieceChange, changed_pairs};
 use crate::rows::model::LinearModel;
 use crate::rows::{Base, FeaturesAt};
 
@@ -287,33 +287,38 @@ impl Learned {
         mv: Move32,
     ) -> Option<Accumulator> {
         self.is_incremental().then(|| {
-            let pieces = [Color::BLACK, Color::WHITE].map(|v| self.sum_after_move(acc, pos, mv, v));
+            let pieces =
+                [Color::BLACK, Color::WHITE].map(|v| self.sum_after_move(acc, pos, mv, v, None));
             self.after_move(acc, pos, mv, pieces)
         })
     }
 
     /// As [`Learned::accumulate_before_move`], with the sum of `view` after
-    /// the move already known (from [`Learned::evaluate_after_move`]).
+    /// the move already known (from [`Learned::evaluate_after_move`]), and
+    /// for a king move, the other view's sum of that king from its new
+    /// square if known ([`Learned::sum_near`]).
     pub fn accumulate_before_move_knowing(
         &self,
         acc: &Accumulator,
         pos: &Position,
         mv: Move32,
         (view, known): (Color, KingSums),
+        restart: Option<i64>,
     ) -> Option<Accumulator> {
         self.is_incremental().then(|| {
             let pieces = [Color::BLACK, Color::WHITE].map(|v| {
                 if v == view {
                     known
                 } else {
-                    self.sum_after_move(acc, pos, mv, v)
+                    self.sum_after_move(acc, pos, mv, v, restart)
                 }
             });
             self.after_move(acc, pos, mv, pieces)
         })
     }
 
-    /// The hand and king-piece sums of `view` after `mv`, from `acc`.
+    /// The hand and king-piece sums of `view` after `mv`, from `acc`; for a
+    /// king move, `restart` is that king's sum from its new square if known.
     #[inline]
     fn sum_after_move(
         &self,
@@ -321,15 +326,56 @@ impl Learned {
         pos: &Position,
         mv: Move32,
         view: Color,
+        restart: Option<i64>,
     ) -> KingSums {
         let before = acc.pieces[view.to_index()];
         let mut sums = before;
         let w = &self.weights;
         let add = |king: usize, i: u32, sign: i32| sums[king] += i64::from(w[i as usize] * sign);
-        if let Some(king) = features::for_each_piece_term_change(pos, view, self.set, mv, add) {
-            sums[king] -= before[king];
+        let recount = restart.is_none();
+        if let Some(king) =
+            features::for_each_piece_term_change(pos, view, self.set, mv, recount, add)
+        {
+            sums[king] += restart.unwrap_or(0) - before[king];
         }
         sums
+    }
+
+    /// The hand and king-piece sum of `view` relative to the king of
+    /// `king_owner` (0: `view`'s) were it on `ksq`, of every piece but the
+    /// one on `without` (that king): the sum it starts from after a move
+    /// there ([`features::for_each_term_near`]).
+    pub fn sum_near(
+        &self,
+        pos: &Position,
+        view: Color,
+        king_owner: usize,
+        ksq: Square,
+        without: Square,
+    ) -> i64 {
+        let mut sum = 0i64;
+        let w = &self.weights;
+        features::for_each_term_near(pos, view, self.set, king_owner, ksq, without, |i| {
+            sum += i64::from(w[i as usize]);
+        });
+        sum
+    }
+
+    /// How `change` moves [`Learned::sum_near`] of a king that stays
+    /// ([`features::for_each_change_term_near`]).
+    pub fn change_near(
+        &self,
+        change: &PieceChange,
+        view: Color,
+        king_owner: usize,
+        ksq: Square,
+    ) -> i64 {
+        let mut sum = 0i64;
+        let w = &self.weights;
+        features::for_each_change_term_near(change, view, self.set, king_owner, ksq, |i, sign| {
+            sum += i64::from(w[i as usize] * sign);
+        });
+        sum
     }
 
     /// The accumulator after `mv` with these hand and king-piece sums.
@@ -383,18 +429,21 @@ impl Learned {
     /// for the side to move then, from `acc` (the sums of `pos`) without
     /// playing it, and that side's sum: [`Learned::accumulate_before_move`]
     /// for its view alone. `None` as there.
+    /// For a king move, `restart` is the moving king's sum in the other
+    /// side's view from its new square, if known ([`Learned::sum_near`]).
     #[inline]
     pub fn evaluate_after_move(
         &self,
         acc: &Accumulator,
         pos: &Position,
         mv: Move32,
+        restart: Option<i64>,
     ) -> Option<(i32, KingSums)> {
         if !self.is_incremental() {
             return None;
         }
         let them = pos.turn().flip();
-        let sum = self.sum_after_move(acc, pos, mv, them);
+        let sum = self.sum_after_move(acc, pos, mv, them, restart);
         let after = self.after_move(acc, pos, mv, [sum; 2]);
         Some((self.evaluate_accumulated(&after, them), sum))
     }
@@ -428,7 +477,7 @@ impl Learned {
                 w[i] * sign
             });
         };
-        let restarted = features::for_each_piece_term_change(pos, them, self.set, mv, add);
+        let restarted = features::for_each_piece_term_change(pos, them, self.set, mv, true, add);
         debug_assert!(restarted.is_none(), "a king move");
         let after = Accumulator {
             pairs: acc.pairs,

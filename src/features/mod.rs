@@ -448,6 +448,7 @@ pub fn for_each_piece_term_change(
     view: Color,
     set: FeatureSet,
     mv: Move32,
+    recount: bool,
     mut f: impl FnMut(usize, u32, i32),
 ) -> Option<usize> {
     let us = pos.turn();
@@ -502,26 +503,14 @@ pub fn for_each_piece_term_change(
             if !captured.is_empty() {
                 board(&mut f, v, &other, captured, to, -1);
             }
-            if set.king_piece {
-                let after = king_piece_base(set, v, mover, to);
-                let mut rest = pos.bitboards().occupied();
-                rest.clear(from);
-                rest.clear(to);
-                while let Some(sq) = rest.pop_lsb() {
-                    let code = (v.kind(pos.piece_on(sq)) * 81 + v.sq(sq)) as u32;
-                    f(mover, after + code, 1);
-                }
+            // everything from the new square, the hand as it stands (a
+            // capture's new slot follows below), the captured piece aside
+            if recount {
+                for_each_term_near(pos, view, set, mover, to, from, |i| f(mover, i, 1));
             }
-            // the hand as it stands; a capture's new slot follows below
-            for (owner, color) in [view, view.flip()].into_iter().enumerate() {
-                let hand = pos.hand(color);
-                for hp in HandPiece::iter() {
-                    let k = hp.to_index();
-                    for nth in 0..hand.count(hp).min(HAND_CAP[k]) as usize {
-                        let slot = owner * HAND_SLOTS + HAND_BASE[k] + nth;
-                        f(mover, hand_index(hand_offset, slot, mover, v, to), 1);
-                    }
-                }
+            if set.king_piece && !captured.is_empty() {
+                let after = king_piece_base(set, v, mover, to);
+                f(mover, after + (v.kind(captured) * 81 + v.sq(to)) as u32, -1);
             }
             kings[mover] = Some(to);
             restarted = Some(mover);
@@ -567,6 +556,145 @@ pub fn for_each_piece_term_change(
         }
     }
     restarted
+}
+
+/// Calls `f(index)` for each king-piece and hand feature of `view` relative
+/// to the king of `king_owner` (0: `view`'s) were it on `ksq`: every piece
+/// on the board but the one on `without` (that king, where it stands), and
+/// every piece in hand. A king's own sum from a square it moves to.
+pub fn for_each_term_near(
+    pos: &Position,
+    view: Color,
+    set: FeatureSet,
+    king_owner: usize,
+    ksq: Square,
+    without: Square,
+    mut f: impl FnMut(u32),
+) {
+    let v = View { side: view };
+    if set.king_piece {
+        let base = king_piece_base(set, v, king_owner, ksq);
+        let mut rest = pos.bitboards().occupied();
+        rest.clear(without);
+        while let Some(sq) = rest.pop_lsb() {
+            f(base + (v.kind(pos.piece_on(sq)) * 81 + v.sq(sq)) as u32);
+        }
+    }
+    let hand_offset = set.encoding.hand_offset();
+    for (owner, color) in [view, view.flip()].into_iter().enumerate() {
+        let hand = pos.hand(color);
+        for hp in HandPiece::iter() {
+            let k = hp.to_index();
+            for nth in 0..hand.count(hp).min(HAND_CAP[k]) as usize {
+                let slot = owner * HAND_SLOTS + HAND_BASE[k] + nth;
+                f(hand_index(hand_offset, slot, king_owner, v, ksq));
+            }
+        }
+    }
+}
+
+/// What a move does to the pieces on the board and in hand, read before it
+/// is played: enough to follow the sum of a king that does not move
+/// through it, wherever that king stands ([`for_each_change_term_near`]).
+#[derive(Clone, Copy, Debug)]
+pub struct PieceChange {
+    mover: Color,
+    /// The moved piece and the square it leaves; `None` for a drop.
+    from: Option<(Piece, Square)>,
+    to: Square,
+    /// The piece on `to` after the move, and the one it took (or none).
+    placed: Piece,
+    captured: Piece,
+    /// The mover's hand slot (its kind's base plus the count) that turns
+    /// on (+1, a capture) or off (−1, a drop), if under the cap.
+    hand: Option<(usize, i32)>,
+}
+
+impl PieceChange {
+    /// The change of the legal move `mv` of `pos` (not yet played).
+    pub fn of(pos: &Position, mv: Move32) -> Self {
+        let us = pos.turn();
+        let to = mv.to_sq();
+        let slot = |pt: PieceType, nth: usize, sign: i32| {
+            let hp = HandPiece::from_piece_type(pt).expect("a hand piece");
+            (nth < HAND_CAP[hp.to_index()] as usize)
+                .then_some((HAND_BASE[hp.to_index()] + nth, sign))
+        };
+        if let Some(pt) = mv.dropped_piece() {
+            let hp = HandPiece::from_piece_type(pt).expect("a dropped piece is a hand piece");
+            let n = pos.hand(us).count(hp) as usize;
+            return Self {
+                mover: us,
+                from: None,
+                to,
+                placed: Piece::from_parts(us, pt),
+                captured: Piece::NONE,
+                hand: slot(pt, n - 1, -1),
+            };
+        }
+        let from = mv.from_sq();
+        let moved = pos.piece_on(from);
+        let captured = pos.piece_on(to);
+        let hand = if captured.is_empty() {
+            None
+        } else {
+            let pt = captured.piece_type().demote();
+            let hp = HandPiece::from_piece_type(pt).expect("a captured piece goes to hand");
+            slot(pt, pos.hand(us).count(hp) as usize, 1)
+        };
+        Self {
+            mover: us,
+            from: Some((moved, from)),
+            to,
+            placed: if mv.is_promotion() {
+                moved.promote()
+            } else {
+                moved
+            },
+            captured,
+            hand,
+        }
+    }
+
+    /// Whether the move is a king move of `color`'s.
+    pub fn moves_king_of(&self, color: Color) -> bool {
+        self.mover == color
+            && self
+                .from
+                .is_some_and(|(p, _)| p.piece_type() == PieceType::KING)
+    }
+}
+
+/// Calls `f(index, ±1)` for each king-piece and hand feature of `view`
+/// relative to the king of `king_owner` (0: `view`'s) standing on `ksq`
+/// that `change` turns on or off. That king must not be the one moved.
+pub fn for_each_change_term_near(
+    change: &PieceChange,
+    view: Color,
+    set: FeatureSet,
+    king_owner: usize,
+    ksq: Square,
+    mut f: impl FnMut(u32, i32),
+) {
+    let v = View { side: view };
+    if set.king_piece {
+        let base = king_piece_base(set, v, king_owner, ksq);
+        let code = |p: Piece, sq: Square| base + (v.kind(p) * 81 + v.sq(sq)) as u32;
+        if let Some((moved, from)) = change.from {
+            f(code(moved, from), -1);
+        }
+        if !change.captured.is_empty() {
+            f(code(change.captured, change.to), -1);
+        }
+        f(code(change.placed, change.to), 1);
+    }
+    if let Some((nth_slot, sign)) = change.hand {
+        let slot = usize::from(change.mover != view) * HAND_SLOTS + nth_slot;
+        f(
+            hand_index(set.encoding.hand_offset(), slot, king_owner, v, ksq),
+            sign,
+        );
+    }
 }
 
 /// The hand feature of hand slot `slot` near the king of `king_owner`

@@ -13,6 +13,7 @@ use super::ordering::{MAX_MOVES, is_capture, score_move};
 use super::score::{EVAL_LIMIT, INFINITE, mated_in};
 use super::worker::{SearchBuffers, Worker, is_king_move};
 use crate::eval::{Accumulator, Evaluator, Learned};
+use crate::features::PieceChange;
 
 /// Scores sibling positions (the position after one candidate move) by a
 /// depth-1 search: the opponent's best reply by one ply of search plus
@@ -76,6 +77,8 @@ pub struct SiblingSearch {
     /// An incremental model's sums of the last siblings' parent (by its
     /// key): each sibling's follow from them by its move.
     parent: Option<(u64, Accumulator)>,
+    /// The change of the sibling's move, from the parent.
+    change: Option<PieceChange>,
 }
 
 impl Default for SiblingSearch {
@@ -91,6 +94,7 @@ impl SiblingSearch {
             buffers: Box::new(SearchBuffers::new()),
             pv: Vec::new(),
             parent: None,
+            change: None,
         }
     }
 
@@ -107,9 +111,11 @@ impl SiblingSearch {
             .learned()
             .filter(|l| l.is_incremental())
             .and_then(|l| self.sibling_sums(l, pos));
+        let change = self.change.take().filter(|_| sums.is_some());
         let mut worker =
             Worker::<Labelling>::new(pos, eval, None, &self.control, 0, &mut self.buffers);
         worker.buf.accs[0] = sums;
+        worker.buf.path[0] = change;
         let score = -worker
             .staged_root()
             .unwrap_or_else(|| worker.search(-INFINITE, INFINITE, 1, 0, true, false));
@@ -134,10 +140,12 @@ impl SiblingSearch {
             _ => {
                 let acc = learned.accumulate_position(pos)?;
                 self.parent = Some((key, acc));
+                self.buffers.near_generation += 1;
                 acc
             }
         };
         let sums = learned.accumulate_before_move(&parent, pos, last);
+        self.change = Some(PieceChange::of(pos, last));
         pos.apply_move32(last);
         sums
     }

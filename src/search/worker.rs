@@ -12,7 +12,7 @@ use rsshogi::board::{
     generate_moves_move32, generate_recaptures_move32,
 };
 use rsshogi::mate::solve_mate_in_one_in_place;
-use rsshogi::types::{Move32, Piece, PieceType, RepetitionState};
+use rsshogi::types::{Color, Move32, Piece, PieceType, RepetitionState};
 
 use super::Control;
 use super::mode::Mode;
@@ -27,6 +27,7 @@ use super::score::{
 };
 use super::see::see;
 use crate::eval::{Accumulator, Evaluator, KingSums, Learned, Material};
+use crate::features::PieceChange;
 use crate::policy::PolicyModel;
 use crate::policy::features::{PER_MOVE, Threat, push_move_features};
 use crate::tt::{Bound, Entry, TranspositionTable};
@@ -213,6 +214,15 @@ pub(crate) struct SearchBuffers {
     counter_moves: Box<[Move32; PIECE_TO]>,
     continuation: ContinuationHistory,
     reductions: Reductions,
+    /// Sibling scoring with an incremental model: the changes of the moves
+    /// from the siblings' parent to the root (the sibling's move), then to
+    /// ply 1 (the root move made). See [`Worker::king_sum_near`].
+    pub(super) path: [Option<PieceChange>; 2],
+    /// Each king's sums near each square in each view, in the siblings'
+    /// parent, as of generation `near_generation` (one per parent):
+    /// `near[king][view][square] = (generation, sum)`.
+    pub(super) near: Box<[[NearSums; 2]; 2]>,
+    pub(super) near_generation: u32,
     /// Recent full evaluations by position key (learned evaluations only:
     /// a pure function of the position, and costly); empty until used.
     eval_cache: Vec<(u64, i32)>,
@@ -220,6 +230,10 @@ pub(crate) struct SearchBuffers {
     /// buffers outlive a search, and the model may change between two.
     eval_cache_model: Option<u64>,
 }
+
+/// A king's sums near each square in one view, with the generation each
+/// was counted in ([`SearchBuffers::near`]).
+type NearSums = [(u32, i64); 81];
 
 /// Entries of [`SearchBuffers::eval_cache`] (a power of two; 1 MiB).
 const EVAL_CACHE: usize = 1 << 16;
@@ -261,6 +275,9 @@ impl SearchBuffers {
             reductions: Reductions::new(),
             eval_cache: Vec::new(),
             eval_cache_model: None,
+            path: [None; 2],
+            near: Box::new([[[(0, 0); 81]; 2]; 2]),
+            near_generation: 0,
         }
     }
 }
@@ -372,6 +389,7 @@ impl<'a, M: Mode> Worker<'a, M> {
     ) -> Self {
         buf.evals[0] = None;
         buf.accs[0] = None;
+        buf.path = [None; 2];
         if M::SELECTIVE {
             // the continuation history the selective search orders by
             buf.continuation.ensure();
@@ -511,14 +529,56 @@ impl<'a, M: Mode> Worker<'a, M> {
             return None;
         }
         if let Some(learned) = self.incremental {
+            let near = self.king_sum_near(learned, ply, mv, self.pos.turn().flip());
             let acc = self.buf.accs[ply].as_ref()?;
-            let (after, sum) = learned.evaluate_after_move(acc, self.pos, mv)?;
+            let (after, sum) = learned.evaluate_after_move(acc, self.pos, mv, near)?;
             self.buf.ahead[ply] = (self.pos.key().low_u64(), mv, sum);
             return Some((-after).clamp(-EVAL_LIMIT, EVAL_LIMIT));
         }
         let raw = self.buf.evals[ply]?;
         let delta = self.eval.move_delta(self.pos, mv)?;
         Some((raw + delta).clamp(-EVAL_LIMIT, EVAL_LIMIT))
+    }
+
+    /// For a king move `mv` at ply 0 or 1 of a sibling search, the moving
+    /// king's sum in `view` from its new square ([`Learned::sum_near`]),
+    /// which would count every piece: the siblings' parent's, counted once
+    /// for all of them, followed through the moves since. King moves were
+    /// a tenth of the ceilings read and half their cost.
+    fn king_sum_near(
+        &mut self,
+        learned: &Learned,
+        ply: usize,
+        mv: Move32,
+        view: Color,
+    ) -> Option<i64> {
+        if !M::LABELLING || ply > 1 || !is_king_move(mv) {
+            return None;
+        }
+        let king = self.pos.turn();
+        let owner = usize::from(view != king);
+        let to = mv.to_sq();
+        let mut since = 0;
+        for change in &self.buf.path[..=ply] {
+            let change = change.as_ref()?;
+            if change.moves_king_of(king) {
+                return None;
+            }
+            since += learned.change_near(change, view, owner, to);
+        }
+        let generation = self.buf.near_generation;
+        let near = &mut self.buf.near[king.to_index()][view.to_index()][to.to_index()];
+        if near.0 == generation {
+            let sum = near.1 + since;
+            if cfg!(any(test, debug_assertions)) {
+                let counted = learned.sum_near(self.pos, view, owner, to, mv.from_sq());
+                assert_eq!(sum, counted, "king sum near {}", self.pos.to_sfen(None));
+            }
+            return Some(sum);
+        }
+        let sum = learned.sum_near(self.pos, view, owner, to, mv.from_sq());
+        *near = (generation, sum - since);
+        Some(sum)
     }
 
     /// The table's move for this position as a pseudo-legal move of it, or
@@ -687,11 +747,15 @@ impl<'a, M: Mode> Worker<'a, M> {
             let (key, ahead, sum) = self.buf.ahead[ply];
             self.buf.accs[ply + 1] = if ahead == mv && key == self.pos.key().low_u64() {
                 let them = self.pos.turn().flip();
-                learned.accumulate_before_move_knowing(&acc, self.pos, mv, (them, sum))
+                let near = self.king_sum_near(learned, ply, mv, self.pos.turn());
+                learned.accumulate_before_move_knowing(&acc, self.pos, mv, (them, sum), near)
             } else {
                 learned.accumulate_before_move(&acc, self.pos, mv)
             };
             self.buf.evals[ply + 1] = None;
+            if M::LABELLING && ply == 0 {
+                self.buf.path[1] = Some(PieceChange::of(self.pos, mv));
+            }
         } else {
             self.buf.evals[ply + 1] = match self.buf.evals[ply] {
                 Some(e) => self.eval.move_delta(self.pos, mv).map(|d| -(e + d)),
