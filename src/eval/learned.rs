@@ -460,18 +460,26 @@ impl Learned {
         pos: &Position,
         mv: Move32,
     ) -> Option<i32> {
+        let change = self.quiet_bound_change(pos, mv)?;
+        Some(self.quiet_bound_of(acc, pos.turn(), change))
+    }
+
+    /// [`Learned::quiet_ceiling_bound`]'s part that depends on the moved
+    /// piece and its square (or the dropped kind and the hand) and the
+    /// kings alone, not on the rest of the board: a bound on what the move
+    /// adds to the opponent's sum. The larger, the larger the bound.
+    pub fn quiet_bound_change(&self, pos: &Position, mv: Move32) -> Option<i64> {
         // without the king-piece block (the hand alone) the bound is exact
         let groups = self.set.king_piece_groups().unwrap_or(0..0);
         if !self.is_incremental() {
             return None;
         }
         let them = pos.turn().flip();
-        let [own, other] = acc.pieces[them.to_index()];
-        let mut sum = own + other;
+        let mut change = 0i64;
         let w = &self.weights;
         let add = |_, i: u32, sign: i32| {
             let i = i as usize;
-            sum += i64::from(if sign > 0 && groups.contains(&i) {
+            change += i64::from(if sign > 0 && groups.contains(&i) {
                 self.group_max[(i - groups.start) / 81]
             } else {
                 w[i] * sign
@@ -479,12 +487,21 @@ impl Learned {
         };
         let restarted = features::for_each_piece_term_change(pos, them, self.set, mv, true, add);
         debug_assert!(restarted.is_none(), "a king move");
+        Some(change)
+    }
+
+    /// [`Learned::quiet_ceiling_bound`] from its change
+    /// ([`Learned::quiet_bound_change`]) at a position with `acc`'s sums
+    /// and `side_to_move` to move.
+    pub fn quiet_bound_of(&self, acc: &Accumulator, side_to_move: Color, change: i64) -> i32 {
+        let them = side_to_move.flip();
+        let [own, other] = acc.pieces[them.to_index()];
         let after = Accumulator {
             pairs: acc.pairs,
-            pieces: [[sum, 0]; 2],
+            pieces: [[own + other + change, 0]; 2],
             material: acc.material,
         };
-        Some(-self.evaluate_accumulated(&after, them))
+        -self.evaluate_accumulated(&after, them)
     }
 
     /// The evaluation of the position `acc` sums with `side_to_move` to

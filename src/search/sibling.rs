@@ -5,7 +5,7 @@ use std::sync::Arc;
 use rsshogi::board::{
     CapturePlusPro, Move32List, Position, QuietChecks, QuietsProMinus, generate_moves_move32,
 };
-use rsshogi::types::{Bitboard, Move32, PieceType};
+use rsshogi::types::{Bitboard, Color, Move32, PieceType};
 
 use super::Control;
 use super::mode::{Labelling, Mode};
@@ -162,7 +162,7 @@ const QUIET_PROMOTERS: [PieceType; 5] = [
 ];
 
 /// Quiet-move groups: origin squares, then dropped kinds.
-const QUIET_GROUPS: usize = 81 + 8;
+pub(super) const QUIET_GROUPS: usize = 81 + 8;
 const NO_GROUP: u8 = u8::MAX;
 
 /// The running result of a full-window root.
@@ -323,8 +323,15 @@ impl<M: Mode> Worker<'_, M> {
         // the ceilings read, with the sums each read, for `make_move` to reuse
         let mut exact = std::mem::take(&mut self.buf.quiet_ceilings);
         exact.clear();
-        // the groups with their bounds, best first, and each move's group
-        let mut groups = [(0i32, 0u8); QUIET_GROUPS];
+        // The groups by their bounds' changes (which order them as the
+        // bounds), best first, and each move's group. A group's change is
+        // the same at every sibling of a parent whose move moved no king:
+        // the piece (or the hand) is the mover's and the sibling's move the
+        // other side's.
+        let cached = self.buf.path[0]
+            .is_some_and(|m| !m.moves_king_of(Color::BLACK) && !m.moves_king_of(Color::WHITE));
+        let generation = self.buf.near_generation;
+        let mut groups = [(0i64, 0u8); QUIET_GROUPS];
         let mut groups_len = 0;
         let mut group_of = [NO_GROUP; MAX_MOVES];
         let mut seen = [false; QUIET_GROUPS];
@@ -339,19 +346,38 @@ impl<M: Mode> Worker<'_, M> {
             group_of[i] = g as u8;
             if !seen[g] {
                 seen[g] = true;
-                let bound = learned.quiet_ceiling_bound(&acc, self.pos, mv);
-                let bound = bound.expect("an incremental model");
-                groups[groups_len] = (bound.clamp(-EVAL_LIMIT, EVAL_LIMIT), g as u8);
+                let known = &mut self.buf.quiet_bound_changes[g];
+                let change = if cached && known.0 == generation {
+                    if cfg!(any(test, debug_assertions)) {
+                        let counted = learned.quiet_bound_change(self.pos, mv);
+                        assert_eq!(Some(known.1), counted, "{}", self.pos.to_sfen(None));
+                    }
+                    known.1
+                } else {
+                    let change = learned.quiet_bound_change(self.pos, mv);
+                    let change = change.expect("an incremental model");
+                    if cached {
+                        *known = (generation, change);
+                    }
+                    change
+                };
+                groups[groups_len] = (change, g as u8);
                 groups_len += 1;
             }
         }
         let groups = &mut groups[..groups_len];
-        groups.sort_unstable_by_key(|&(bound, _)| std::cmp::Reverse(bound));
+        groups.sort_unstable_by_key(|&(change, _)| std::cmp::Reverse(change));
         let mut groups = groups.iter().peekable();
+        let turn = self.pos.turn();
+        let bound_of = |change| {
+            let bound = learned.quiet_bound_of(&acc, turn, change);
+            bound.clamp(-EVAL_LIMIT, EVAL_LIMIT)
+        };
         loop {
             let mut top = (0..exact.len()).max_by_key(|&i| exact[i].0);
             // read the groups that might beat the best ceiling known
-            while let Some(&&(bound, g)) = groups.peek() {
+            while let Some(&&(change, g)) = groups.peek() {
+                let bound = bound_of(change);
                 if top.is_some_and(|t| exact[t].0 >= bound)
                     || root.searched > 0 && root.best >= bound
                 {

@@ -26,6 +26,7 @@ use super::score::{
     to_tt,
 };
 use super::see::see;
+use super::sibling::QUIET_GROUPS;
 use crate::eval::{Accumulator, Evaluator, KingSums, Learned, Material};
 use crate::features::PieceChange;
 use crate::policy::PolicyModel;
@@ -223,6 +224,10 @@ pub(crate) struct SearchBuffers {
     /// `near[king][view][square] = (generation, sum)`.
     pub(super) near: Box<[[NearSums; 2]; 2]>,
     pub(super) near_generation: u32,
+    /// The sibling root's quiet-move groups' bound changes in the siblings'
+    /// parent ([`Learned::quiet_bound_change`]), by group, as of a
+    /// generation of `near_generation`.
+    pub(super) quiet_bound_changes: [(u32, i64); QUIET_GROUPS],
     /// Recent full evaluations by position key (learned evaluations only:
     /// a pure function of the position, and costly); empty until used.
     eval_cache: Vec<(u64, i32)>,
@@ -278,6 +283,7 @@ impl SearchBuffers {
             path: [None; 2],
             near: Box::new([[[(0, 0); 81]; 2]; 2]),
             near_generation: 0,
+            quiet_bound_changes: [(0, 0); QUIET_GROUPS],
         }
     }
 }
