@@ -448,6 +448,36 @@ impl Learned {
         Some((self.evaluate_accumulated(&after, them), sum))
     }
 
+    /// The change the legal move `mv` of `pos` (not a king move) makes to
+    /// the sums of `view`: [`Learned::accumulate_before_move`]'s less the
+    /// sums before, which it does not depend on.
+    pub fn move_change(&self, pos: &Position, mv: Move32, view: Color) -> KingSums {
+        let mut change = [0i64; 2];
+        let w = &self.weights;
+        let add = |king: usize, i: u32, sign: i32| change[king] += i64::from(w[i as usize] * sign);
+        let restarted = features::for_each_piece_term_change(pos, view, self.set, mv, true, add);
+        debug_assert!(restarted.is_none(), "a king move");
+        change
+    }
+
+    /// [`Learned::evaluate_after_move`] of a move that is not a king move,
+    /// from the change it makes to the opponent's sums
+    /// ([`Learned::move_change`]).
+    #[inline]
+    pub fn evaluate_after_change(
+        &self,
+        acc: &Accumulator,
+        pos: &Position,
+        mv: Move32,
+        change: KingSums,
+    ) -> (i32, KingSums) {
+        let them = pos.turn().flip();
+        let [own, other] = acc.pieces[them.to_index()];
+        let sum = [own + change[0], other + change[1]];
+        let after = self.after_move(acc, pos, mv, [sum; 2]);
+        (self.evaluate_accumulated(&after, them), sum)
+    }
+
     /// An upper bound on [`Learned::evaluate_after_move`]'s value negated
     /// (the move's ceiling before clamping), the same for every
     /// destination of the piece `mv` moves or drops: `mv` must neither

@@ -386,7 +386,8 @@ impl<M: Mode> Worker<'_, M> {
                 groups.next();
                 for (i, &mv) in generated.iter().enumerate() {
                     if group_of[i] == g {
-                        exact.push((self.ceiling(mv), mv, self.buf.ahead[0]));
+                        let ceiling = self.quiet_ceiling(learned, &acc, usize::from(g), mv, cached);
+                        exact.push((ceiling, mv, self.buf.ahead[0]));
                         if top.is_none_or(|t| exact[t].0 < exact[exact.len() - 1].0) {
                             top = Some(exact.len() - 1);
                         }
@@ -423,6 +424,43 @@ impl<M: Mode> Worker<'_, M> {
     /// A root move's exact ceiling.
     fn ceiling(&mut self, mv: Move32) -> i32 {
         self.exact_ceiling(0, mv).expect("checked by staged_root")
+    }
+
+    /// The exact ceiling of the root's quiet move `mv` of group `g` (see
+    /// [`Worker::exact_ceiling`]). Its change to the opponent's sums is
+    /// the same at every sibling (`cached`: of a parent whose move moved no
+    /// king; the piece and its squares are the mover's), so it is counted
+    /// once per parent and move.
+    fn quiet_ceiling(
+        &mut self,
+        learned: &Learned,
+        acc: &Accumulator,
+        g: usize,
+        mv: Move32,
+        cached: bool,
+    ) -> i32 {
+        if !cached {
+            return self.ceiling(mv);
+        }
+        let them = self.pos.turn().flip();
+        let generation = self.buf.near_generation;
+        let known = &mut self.buf.quiet_changes[g * 81 + mv.to_sq().to_index()];
+        let change = if known.0 == generation {
+            let change = known.1.map(i64::from);
+            if cfg!(any(test, debug_assertions)) {
+                let counted = learned.move_change(self.pos, mv, them);
+                assert_eq!(change, counted, "{}", self.pos.to_sfen(None));
+            }
+            change
+        } else {
+            let change = learned.move_change(self.pos, mv, them);
+            // a few weights of at most 2^24 each
+            *known = (generation, change.map(|c| c as i32));
+            change
+        };
+        let (after, sum) = learned.evaluate_after_change(acc, self.pos, mv, change);
+        self.buf.ahead[0] = (self.pos.key().low_u64(), mv, sum);
+        (-after).clamp(-EVAL_LIMIT, EVAL_LIMIT)
     }
 
     /// A non-capture pawn promotion (generated with the captures).

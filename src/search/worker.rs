@@ -229,6 +229,9 @@ pub(crate) struct SearchBuffers {
     /// parent ([`Learned::quiet_bound_change`]), by group, as of a
     /// generation of `near_generation`.
     pub(super) quiet_bound_changes: [(u32, i64); QUIET_GROUPS],
+    /// Likewise each quiet move's change to the opponent's sums
+    /// ([`Learned::move_change`]), by group and destination.
+    pub(super) quiet_changes: Box<[(u32, [i32; 2]); QUIET_GROUPS * 81]>,
     /// Recent full evaluations by position key (learned evaluations only:
     /// a pure function of the position, and costly); empty until used.
     eval_cache: Vec<(u64, i32)>,
@@ -291,6 +294,7 @@ impl SearchBuffers {
             near: Box::new([[[(0, 0); 81]; 2]; 2]),
             near_generation: 0,
             quiet_bound_changes: [(0, 0); QUIET_GROUPS],
+            quiet_changes: Box::new([(0, [0; 2]); QUIET_GROUPS * 81]),
         }
     }
 }
