@@ -21,6 +21,13 @@ pub trait SiblingScore {
     /// The sibling's score for the mover.
     fn score(&mut self, pos: &mut Position) -> i32;
 
+    /// The score of the sibling the legal move `mv` of `pos` leads to, as
+    /// `score` gives; `pos` is left at the sibling.
+    fn score_move(&mut self, pos: &mut Position, mv: Move32) -> i32 {
+        pos.apply_move32(mv);
+        self.score(pos)
+    }
+
     /// The moves from the sibling to the position the last score came from
     /// (empty: the sibling itself).
     fn leaf_moves(&self) -> &[Move32] {
@@ -36,6 +43,10 @@ pub trait SiblingScore {
 impl SiblingScore for crate::search::SiblingScorer {
     fn score(&mut self, pos: &mut Position) -> i32 {
         crate::search::SiblingScorer::score(self, pos)
+    }
+
+    fn score_move(&mut self, pos: &mut Position, mv: Move32) -> i32 {
+        crate::search::SiblingScorer::score_move(self, pos, mv)
     }
 
     fn leaf_moves(&self) -> &[Move32] {
@@ -371,8 +382,7 @@ pub fn expand_game<S: SiblingScore + ?Sized, O: RowSink>(
             Position::from_sfen(&pos.to_sfen(None)).unwrap_or_else(|_| pos.clone_for_search());
         scorer.start_position();
         for &mv in candidates {
-            work.apply_move32(mv);
-            scratch.scores.push(scorer.score(&mut work));
+            scratch.scores.push(scorer.score_move(&mut work, mv));
             if O::FEATURES {
                 let start = scratch.feats.len();
                 let leaf: &[Move32] = match options.features_at {

@@ -12,7 +12,7 @@ use super::mode::{Labelling, Mode};
 use super::ordering::{MAX_MOVES, is_capture, score_move};
 use super::score::{EVAL_LIMIT, INFINITE, mated_in};
 use super::worker::{SearchBuffers, Worker, is_king_move};
-use crate::eval::{Accumulator, Evaluator, Learned};
+use crate::eval::{Accumulator, Evaluator, KingSums, Learned};
 use crate::features::PieceChange;
 
 /// Scores sibling positions (the position after one candidate move) by a
@@ -49,6 +49,14 @@ impl SiblingScorer {
     /// mover's point of view; mates are beyond ±10000. `pos` is unchanged.
     pub fn score(&mut self, pos: &mut Position) -> i32 {
         self.search.score(self.eval.as_ref(), pos)
+    }
+
+    /// The score of the sibling the legal move `mv` of `pos` leads to, as
+    /// [`SiblingScorer::score`] gives; `pos` is left at the sibling. Saves
+    /// taking the move back to read the parent, as `score` does with a
+    /// learned evaluation.
+    pub fn score_move(&mut self, pos: &mut Position, mv: Move32) -> i32 {
+        self.search.score_move(self.eval.as_ref(), pos, mv)
     }
 
     /// Forgets what earlier siblings taught move ordering. Scores never
@@ -111,6 +119,26 @@ impl SiblingSearch {
             .learned()
             .filter(|l| l.is_incremental())
             .and_then(|l| self.sibling_sums(l, pos));
+        self.search(eval, pos, sums)
+    }
+
+    /// As [`SiblingScorer::score_move`], with `eval`.
+    pub fn score_move(&mut self, eval: &dyn Evaluator, pos: &mut Position, mv: Move32) -> i32 {
+        let sums = eval
+            .learned()
+            .filter(|l| l.is_incremental())
+            .and_then(|l| self.sums_after(l, pos, mv));
+        pos.apply_move32(mv);
+        self.search(eval, pos, sums)
+    }
+
+    /// The search of the sibling `pos`, whose sums are `sums` if known.
+    fn search(
+        &mut self,
+        eval: &dyn Evaluator,
+        pos: &mut Position,
+        sums: Option<Accumulator>,
+    ) -> i32 {
         let change = self.change.take().filter(|_| sums.is_some());
         let mut worker =
             Worker::<Labelling>::new(pos, eval, None, &self.control, 0, &mut self.buffers);
@@ -134,6 +162,15 @@ impl SiblingSearch {
         if last == Move32::MOVE_NONE || pos.undo_move32(last).is_err() {
             return None;
         }
+        let sums = self.sums_after(learned, pos, last);
+        pos.apply_move32(last);
+        sums
+    }
+
+    /// The sums after the legal move `mv` of `pos` (a sibling's parent),
+    /// from `pos`'s (counted once for all its siblings), and the move's
+    /// change for the search's king sums.
+    fn sums_after(&mut self, learned: &Learned, pos: &Position, mv: Move32) -> Option<Accumulator> {
         let key = pos.key().low_u64();
         let parent = match self.parent {
             Some((k, acc)) if k == key => acc,
@@ -144,10 +181,8 @@ impl SiblingSearch {
                 acc
             }
         };
-        let sums = learned.accumulate_before_move(&parent, pos, last);
-        self.change = Some(PieceChange::of(pos, last));
-        pos.apply_move32(last);
-        sums
+        self.change = Some(PieceChange::of(pos, mv));
+        learned.accumulate_before_move(&parent, pos, mv)
     }
 }
 
@@ -328,8 +363,7 @@ impl<M: Mode> Worker<'_, M> {
         // the same at every sibling of a parent whose move moved no king:
         // the piece (or the hand) is the mover's and the sibling's move the
         // other side's.
-        let cached = self.buf.path[0]
-            .is_some_and(|m| !m.moves_king_of(Color::BLACK) && !m.moves_king_of(Color::WHITE));
+        let cached = self.parent_changes_hold();
         let generation = self.buf.near_generation;
         let mut groups = [(0i64, 0u8); QUIET_GROUPS];
         let mut groups_len = 0;
@@ -442,10 +476,20 @@ impl<M: Mode> Worker<'_, M> {
         if !cached {
             return self.ceiling(mv);
         }
+        let change = self.quiet_change(learned, g, mv);
+        let (after, sum) = learned.evaluate_after_change(acc, self.pos, mv, change);
+        self.buf.ahead[0] = (self.pos.key().low_u64(), mv, sum);
+        (-after).clamp(-EVAL_LIMIT, EVAL_LIMIT)
+    }
+
+    /// The change of the root's quiet move `mv` of group `g` to the
+    /// opponent's sums, counted once per parent and move (a parent whose
+    /// move moved no king: see [`Worker::quiet_ceiling`]).
+    fn quiet_change(&mut self, learned: &Learned, g: usize, mv: Move32) -> KingSums {
         let them = self.pos.turn().flip();
         let generation = self.buf.near_generation;
         let known = &mut self.buf.quiet_changes[g * 81 + mv.to_sq().to_index()];
-        let change = if known.0 == generation {
+        if known.0 == generation {
             let change = known.1.map(i64::from);
             if cfg!(any(test, debug_assertions)) {
                 let counted = learned.move_change(self.pos, mv, them);
@@ -457,10 +501,14 @@ impl<M: Mode> Worker<'_, M> {
             // a few weights of at most 2^24 each
             *known = (generation, change.map(|c| c as i32));
             change
-        };
-        let (after, sum) = learned.evaluate_after_change(acc, self.pos, mv, change);
-        self.buf.ahead[0] = (self.pos.key().low_u64(), mv, sum);
-        (-after).clamp(-EVAL_LIMIT, EVAL_LIMIT)
+        }
+    }
+
+    /// Whether the root's quiet moves' changes come from the parent's
+    /// ([`Worker::quiet_change`]): a sibling's move that moved no king.
+    fn parent_changes_hold(&self) -> bool {
+        self.buf.path[0]
+            .is_some_and(|m| !m.moves_king_of(Color::BLACK) && !m.moves_king_of(Color::WHITE))
     }
 
     /// A non-capture pawn promotion (generated with the captures).
