@@ -83,7 +83,8 @@ pub struct SiblingSearch {
     buffers: Box<SearchBuffers>,
     pv: Vec<Move32>,
     /// An incremental model's sums of the last siblings' parent (by its
-    /// key): each sibling's follow from them by its move.
+    /// key and the model's fingerprint): each sibling's follow from them by
+    /// its move, and the caches of a generation are this parent's.
     parent: Option<(u64, Accumulator)>,
     /// The change of the sibling's move, from the parent.
     change: Option<PieceChange>,
@@ -171,7 +172,8 @@ impl SiblingSearch {
     /// from `pos`'s (counted once for all its siblings), and the move's
     /// change for the search's king sums.
     fn sums_after(&mut self, learned: &Learned, pos: &Position, mv: Move32) -> Option<Accumulator> {
-        let key = pos.key().low_u64();
+        // the model's too: the caches hold its weights' sums
+        let key = pos.key().low_u64() ^ learned.fingerprint();
         let parent = match self.parent {
             Some((k, acc)) if k == key => acc,
             _ => {
@@ -713,5 +715,31 @@ mod tests {
             }
         }
         assert!(staged > 40_000, "only {staged} of {compared} staged");
+    }
+
+    /// One search scoring each sibling with two models in turn (the
+    /// caches it keeps per parent are the model's too) scores as a fresh
+    /// search per model does.
+    #[test]
+    fn models_taking_turns_share_no_cached_sums() {
+        let models = crate::search::worker::tests::incremental_models();
+        let mut shared = SiblingSearch::new();
+        let mut own = [SiblingSearch::new(), SiblingSearch::new()];
+        let mut moves = Move32List::new();
+        let mut compared = 0;
+        for mut pos in positions().into_iter().step_by(7) {
+            generate_legal_all_move32(&pos, &mut moves);
+            for &mv in moves.iter() {
+                for (model, alone) in models.iter().zip(&mut own) {
+                    let turns = shared.score_move(model, &mut pos, mv);
+                    pos.undo_move32(mv).unwrap();
+                    let fresh = alone.score_move(model, &mut pos, mv);
+                    assert_eq!(turns, fresh, "{}", pos.to_sfen(None));
+                    pos.undo_move32(mv).unwrap();
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 2_000, "only {compared} compared");
     }
 }
