@@ -382,20 +382,14 @@ impl<M: Mode> Worker<'_, M> {
             group_of[i] = g as u8;
             if !seen[g] {
                 seen[g] = true;
-                let known = &mut self.buf.quiet_bound_changes[g];
-                let change = if cached && known.0 == generation {
-                    if cfg!(any(test, debug_assertions)) {
-                        let counted = learned.quiet_bound_change(self.pos, mv);
-                        assert_eq!(Some(known.1), counted, "{}", self.pos.to_sfen(None));
-                    }
-                    known.1
-                } else {
+                let count = || {
                     let change = learned.quiet_bound_change(self.pos, mv);
-                    let change = change.expect("an incremental model");
-                    if cached {
-                        *known = (generation, change);
-                    }
-                    change
+                    change.expect("an incremental model")
+                };
+                let change = if cached {
+                    self.buf.quiet_bound_changes[g].get(generation, count)
+                } else {
+                    count()
                 };
                 groups[groups_len] = (change, g as u8);
                 groups_len += 1;
@@ -491,19 +485,11 @@ impl<M: Mode> Worker<'_, M> {
         let them = self.pos.turn().flip();
         let generation = self.buf.near_generation;
         let known = &mut self.buf.quiet_changes[g * 81 + mv.to_sq().to_index()];
-        if known.0 == generation {
-            let change = known.1.map(i64::from);
-            if cfg!(any(test, debug_assertions)) {
-                let counted = learned.move_change(self.pos, mv, them);
-                assert_eq!(change, counted, "{}", self.pos.to_sfen(None));
-            }
-            change
-        } else {
-            let change = learned.move_change(self.pos, mv, them);
-            // a few weights of at most 2^24 each
-            *known = (generation, change.map(|c| c as i32));
-            change
-        }
+        // a few weights of at most 2^24 each
+        let change = known.get(generation, || {
+            learned.move_change(self.pos, mv, them).map(|c| c as i32)
+        });
+        change.map(i64::from)
     }
 
     /// Whether the root's quiet moves' changes come from the parent's

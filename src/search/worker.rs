@@ -222,16 +222,16 @@ pub(crate) struct SearchBuffers {
     pub(super) path: [Option<PieceChange>; NEAR_PLIES],
     /// Each king's sums near each square in each view, in the siblings'
     /// parent, as of generation `near_generation` (one per parent):
-    /// `near[king][view][square] = (generation, sum)`.
-    pub(super) near: Box<[[NearSums; 2]; 2]>,
+    /// `near[king][view][square]`.
+    pub(super) near: Box<[[[PerParent<i64>; 81]; 2]; 2]>,
     pub(super) near_generation: u32,
     /// The sibling root's quiet-move groups' bound changes in the siblings'
     /// parent ([`Learned::quiet_bound_change`]), by group, as of a
     /// generation of `near_generation`.
-    pub(super) quiet_bound_changes: [(u32, i64); QUIET_GROUPS],
+    pub(super) quiet_bound_changes: [PerParent<i64>; QUIET_GROUPS],
     /// Likewise each quiet move's change to the opponent's sums
     /// ([`Learned::move_change`]), by group and destination.
-    pub(super) quiet_changes: Box<[(u32, [i32; 2]); QUIET_GROUPS * 81]>,
+    pub(super) quiet_changes: Box<[PerParent<[i32; 2]>; QUIET_GROUPS * 81]>,
     /// Recent full evaluations by position key (learned evaluations only:
     /// a pure function of the position, and costly); empty until used.
     eval_cache: Vec<(u64, i32)>,
@@ -246,9 +246,27 @@ pub(crate) struct SearchBuffers {
 /// 0.5 % slower with 3, 1.9 % with 4).
 const NEAR_PLIES: usize = 2;
 
-/// A king's sums near each square in one view, with the generation each
-/// was counted in ([`SearchBuffers::near`]).
-type NearSums = [(u32, i64); 81];
+/// A value counted once for all the siblings of a parent: the generation
+/// (`near_generation`) it was counted in, and the value.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct PerParent<T>(u32, T);
+
+impl<T: Copy + PartialEq + std::fmt::Debug> PerParent<T> {
+    /// The value of `generation`: counted by `count` unless it was already
+    /// (in test builds counted again and compared).
+    #[inline]
+    pub(super) fn get(&mut self, generation: u32, count: impl FnOnce() -> T) -> T {
+        if self.0 == generation {
+            if cfg!(any(test, debug_assertions)) {
+                assert_eq!(self.1, count(), "a value kept for the siblings' parent");
+            }
+            return self.1;
+        }
+        let value = count();
+        *self = Self(generation, value);
+        value
+    }
+}
 
 /// Entries of [`SearchBuffers::eval_cache`] (a power of two; 1 MiB).
 const EVAL_CACHE: usize = 1 << 16;
@@ -291,10 +309,10 @@ impl SearchBuffers {
             eval_cache: Vec::new(),
             eval_cache_model: None,
             path: [None; NEAR_PLIES],
-            near: Box::new([[[(0, 0); 81]; 2]; 2]),
+            near: Box::new([[[PerParent::default(); 81]; 2]; 2]),
             near_generation: 0,
-            quiet_bound_changes: [(0, 0); QUIET_GROUPS],
-            quiet_changes: Box::new([(0, [0; 2]); QUIET_GROUPS * 81]),
+            quiet_bound_changes: [PerParent::default(); QUIET_GROUPS],
+            quiet_changes: Box::new([PerParent::default(); QUIET_GROUPS * 81]),
         }
     }
 }
@@ -585,17 +603,10 @@ impl<'a, M: Mode> Worker<'a, M> {
         }
         let generation = self.buf.near_generation;
         let near = &mut self.buf.near[king.to_index()][view.to_index()][to.to_index()];
-        if near.0 == generation {
-            let sum = near.1 + since;
-            if cfg!(any(test, debug_assertions)) {
-                let counted = learned.sum_near(self.pos, view, owner, to, mv.from_sq());
-                assert_eq!(sum, counted, "king sum near {}", self.pos.to_sfen(None));
-            }
-            return Some(sum);
-        }
-        let sum = learned.sum_near(self.pos, view, owner, to, mv.from_sq());
-        *near = (generation, sum - since);
-        Some(sum)
+        let parent = near.get(generation, || {
+            learned.sum_near(self.pos, view, owner, to, mv.from_sq()) - since
+        });
+        Some(parent + since)
     }
 
     /// The table's move for this position as a pseudo-legal move of it, or
