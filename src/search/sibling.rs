@@ -200,7 +200,8 @@ const QUIET_PROMOTERS: [PieceType; 5] = [
 
 /// Quiet-move groups: origin squares, then dropped kinds.
 pub(super) const QUIET_GROUPS: usize = 81 + 8;
-const NO_GROUP: u8 = u8::MAX;
+/// No move, in [`Worker::learned_quiet_replies`]' chains of a group's moves.
+const NO_MOVE: u16 = u16::MAX;
 
 /// The running result of a full-window root.
 struct Root {
@@ -367,21 +368,24 @@ impl<M: Mode> Worker<'_, M> {
         // other side's.
         let cached = self.parent_changes_hold();
         let generation = self.buf.near_generation;
+        let key = self.pos.key().low_u64();
         let mut groups = [(0i64, 0u8); QUIET_GROUPS];
         let mut groups_len = 0;
-        let mut group_of = [NO_GROUP; MAX_MOVES];
-        let mut seen = [false; QUIET_GROUPS];
+        // each group's moves in generated order, chained: `head[g]`,
+        // `next[i]`, `last[g]`
+        let mut head = [NO_MOVE; QUIET_GROUPS];
+        let mut last = [NO_MOVE; QUIET_GROUPS];
+        let mut next = [NO_MOVE; MAX_MOVES];
         for (i, &mv) in generated.iter().enumerate() {
             let Some(g) = self.quiet_group(mv) else {
                 // legality before a king move's ceiling, as in quiescence
                 if !is_king_move(mv) || self.pos.is_legal_after_pseudo_move32(mv) {
-                    exact.push((self.ceiling(mv), mv, self.buf.ahead[0]));
+                    let ceiling = self.ceiling(mv);
+                    exact.push((ceiling, mv, self.buf.ahead[0].2));
                 }
                 continue;
             };
-            group_of[i] = g as u8;
-            if !seen[g] {
-                seen[g] = true;
+            if head[g] == NO_MOVE {
                 let count = || {
                     let change = learned.quiet_bound_change(self.pos, mv);
                     change.expect("an incremental model")
@@ -394,6 +398,11 @@ impl<M: Mode> Worker<'_, M> {
                 groups[groups_len] = (change, g as u8);
                 groups_len += 1;
             }
+            match last[g] {
+                NO_MOVE => head[g] = i as u16,
+                l => next[usize::from(l)] = i as u16,
+            }
+            last[g] = i as u16;
         }
         let groups = &mut groups[..groups_len];
         groups.sort_unstable_by_key(|&(change, _)| std::cmp::Reverse(change));
@@ -414,26 +423,28 @@ impl<M: Mode> Worker<'_, M> {
                     break;
                 }
                 groups.next();
-                for (i, &mv) in generated.iter().enumerate() {
-                    if group_of[i] == g {
-                        let ceiling = self.quiet_ceiling(learned, &acc, usize::from(g), mv, cached);
-                        exact.push((ceiling, mv, self.buf.ahead[0]));
-                        if top.is_none_or(|t| exact[t].0 < exact[exact.len() - 1].0) {
-                            top = Some(exact.len() - 1);
-                        }
+                let mut i = head[usize::from(g)];
+                while i != NO_MOVE {
+                    let mv = generated[usize::from(i)];
+                    let (ceiling, sum) =
+                        self.quiet_ceiling(learned, &acc, usize::from(g), mv, cached);
+                    exact.push((ceiling, mv, sum));
+                    if top.is_none_or(|t| exact[t].0 < ceiling) {
+                        top = Some(exact.len() - 1);
                     }
+                    i = next[usize::from(i)];
                 }
             }
             let Some(i) = top else {
                 break;
             };
-            let (ceiling, mv, ahead) = exact.swap_remove(i);
+            let (ceiling, mv, sum) = exact.swap_remove(i);
             if root.searched > 0 && root.best >= ceiling {
                 break;
             }
             // the quiet checks were searched with their stage
             if !self.pos.gives_check_move32(mv) {
-                self.buf.ahead[0] = ahead;
+                self.buf.ahead[0] = (key, mv, sum);
                 self.root_move(mv, false, Some(false), Some(ceiling), root);
             }
         }
@@ -460,7 +471,7 @@ impl<M: Mode> Worker<'_, M> {
     /// [`Worker::exact_ceiling`]). Its change to the opponent's sums is
     /// the same at every sibling (`cached`: of a parent whose move moved no
     /// king; the piece and its squares are the mover's), so it is counted
-    /// once per parent and move.
+    /// once per parent and move. With the opponent's sums after it.
     fn quiet_ceiling(
         &mut self,
         learned: &Learned,
@@ -468,14 +479,14 @@ impl<M: Mode> Worker<'_, M> {
         g: usize,
         mv: Move32,
         cached: bool,
-    ) -> i32 {
+    ) -> (i32, KingSums) {
         if !cached {
-            return self.ceiling(mv);
+            let ceiling = self.ceiling(mv);
+            return (ceiling, self.buf.ahead[0].2);
         }
         let change = self.quiet_change(learned, g, mv);
         let (after, sum) = learned.evaluate_after_change(acc, self.pos, mv, change);
-        self.buf.ahead[0] = (self.pos.key().low_u64(), mv, sum);
-        (-after).clamp(-EVAL_LIMIT, EVAL_LIMIT)
+        ((-after).clamp(-EVAL_LIMIT, EVAL_LIMIT), sum)
     }
 
     /// The change of the root's quiet move `mv` of group `g` to the

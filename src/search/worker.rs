@@ -200,9 +200,10 @@ pub(crate) struct SearchBuffers {
     /// last read from `accs`, with the opponent's sum after it:
     /// [`Worker::make_move`] then adds only the mover's own view.
     pub(super) ahead: [(u64, Move32, KingSums); MAX_PLY + 2],
-    /// The sibling root's quiet moves with their exact ceilings (and
-    /// [`SearchBuffers::ahead`] for each), kept to allocate once.
-    pub(super) quiet_ceilings: Vec<(i32, Move32, (u64, Move32, KingSums))>,
+    /// The sibling root's quiet moves with their exact ceilings (and the
+    /// opponent's sums after each, for [`SearchBuffers::ahead`]), kept to
+    /// allocate once.
+    pub(super) quiet_ceilings: Vec<(i32, Move32, KingSums)>,
     /// The clamped static evaluation the search saw at each ply
     /// ([`NO_EVAL`] in check), for "improving".
     static_evals: [i32; MAX_PLY + 2],
