@@ -362,7 +362,7 @@ impl<M: Mode> Worker<'_, M> {
         let mut exact = std::mem::take(&mut self.buf.quiet_ceilings);
         exact.clear();
         // The groups by their bounds' changes (which order them as the
-        // bounds), best first, and each move's group. A group's change is
+        // bounds), best first, and each group's moves. A group's change is
         // the same at every sibling of a parent whose move moved no king:
         // the piece (or the hand) is the mover's and the sibling's move the
         // other side's.
