@@ -102,7 +102,10 @@ impl Drop for Slots {
 unsafe impl Send for Slots {}
 unsafe impl Sync for Slots {}
 
-/// A fixed-size table indexed by the low bits of the position key.
+/// Entries a position may occupy: one 64-byte cache line.
+const CLUSTER: usize = 4;
+
+/// A fixed-size table of clusters indexed by the low bits of the position key.
 pub struct TranspositionTable {
     slots: Slots,
     mask: usize,
@@ -120,7 +123,7 @@ fn pack(mv: u16, score: i32, depth: i32, bound: Bound, generation: u8) -> u64 {
 
 impl TranspositionTable {
     /// A table of about `megabytes` MiB (rounded down to a power of two
-    /// entries, at least 1024). Aborts if the memory cannot be had; see
+    /// clusters, at least 256). Aborts if the memory cannot be had; see
     /// [`TranspositionTable::try_new`].
     pub fn new(megabytes: usize) -> Self {
         Self::try_new(megabytes)
@@ -130,11 +133,12 @@ impl TranspositionTable {
     /// As [`TranspositionTable::new`], or `None` when the memory cannot be
     /// had (a GUI's `USI_Hash` beyond the machine's memory).
     pub fn try_new(megabytes: usize) -> Option<Self> {
-        let wanted = megabytes.max(1).checked_mul(1 << 20)? / std::mem::size_of::<Slot>();
-        let len = (wanted.next_power_of_two() >> 1).max(1024);
+        let wanted =
+            megabytes.max(1).checked_mul(1 << 20)? / std::mem::size_of::<[Slot; CLUSTER]>();
+        let clusters = (1usize << (usize::BITS - 1 - wanted.max(1).leading_zeros())).max(256);
         Some(Self {
-            slots: Slots::zeroed(len)?,
-            mask: len - 1,
+            slots: Slots::zeroed(clusters * CLUSTER)?,
+            mask: clusters - 1,
             generation: AtomicU8::new(0),
         })
     }
@@ -153,8 +157,9 @@ impl TranspositionTable {
         self.generation.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn slot(&self, key: u64) -> &Slot {
-        &self.slots[(key as usize) & self.mask]
+    fn cluster(&self, key: u64) -> &[Slot] {
+        let first = ((key as usize) & self.mask) * CLUSTER;
+        &self.slots[first..first + CLUSTER]
     }
 
     /// Starts loading `key`'s slot into the cache: called before a move is
@@ -165,7 +170,7 @@ impl TranspositionTable {
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            let slot: *const Slot = self.slot(key);
+            let slot: *const Slot = self.cluster(key).as_ptr();
             // SAFETY: SSE is part of x86_64's baseline, and a prefetch is
             // a hint that never faults, whatever the address.
             unsafe { _mm_prefetch::<_MM_HINT_T0>(slot.cast()) };
@@ -175,12 +180,11 @@ impl TranspositionTable {
     }
 
     pub fn probe(&self, key: u64) -> Option<Entry> {
-        let slot = self.slot(key);
-        let data = slot.data.load(Ordering::Relaxed);
-        let check = slot.check.load(Ordering::Relaxed);
-        if data == 0 || check ^ data != key {
-            return None;
-        }
+        let data = self.cluster(key).iter().find_map(|slot| {
+            let data = slot.data.load(Ordering::Relaxed);
+            let check = slot.check.load(Ordering::Relaxed);
+            (data != 0 && check ^ data == key).then_some(data)
+        })?;
         let bound = match (data >> 40) & 3 {
             1 => Bound::Upper,
             2 => Bound::Lower,
@@ -195,29 +199,40 @@ impl TranspositionTable {
         })
     }
 
-    /// Stores a result, replacing the slot's entry unless it is a deeper
-    /// result for another position from this search.
+    /// Stores a result: over the position's own entry if the cluster has
+    /// one, else over an empty slot, else over the entry worth least (its
+    /// depth less 8 for each search since it was written), as Stockfish's
+    /// table replaces.
     pub fn store(&self, key: u64, mv: u16, score: i32, depth: i32, bound: Bound) {
-        let slot = self.slot(key);
-        let generation = self.generation.load(Ordering::Relaxed);
-        let old = slot.data.load(Ordering::Relaxed);
-        let old_key = slot.check.load(Ordering::Relaxed) ^ old;
-        if old != 0 && old_key != key {
+        let cluster = self.cluster(key);
+        let generation = self.generation.load(Ordering::Relaxed) & 63;
+        let mut victim = 0;
+        let mut victim_worth = i32::MAX;
+        let mut old_move = 0;
+        for (i, slot) in cluster.iter().enumerate() {
+            let old = slot.data.load(Ordering::Relaxed);
+            if old == 0 {
+                if victim_worth > i32::MIN {
+                    (victim, victim_worth) = (i, i32::MIN);
+                }
+                continue;
+            }
+            if slot.check.load(Ordering::Relaxed) ^ old == key {
+                (victim, old_move) = (i, old as u16);
+                break;
+            }
             let old_depth = i32::from((old >> 32) as u8 as i8);
-            let old_generation = ((old >> 42) & 63) as u8;
-            if old_generation == generation & 63 && old_depth > depth + 2 {
-                return;
+            let age = i32::from(generation.wrapping_sub(((old >> 42) & 63) as u8) & 63);
+            let worth = old_depth - 8 * age;
+            if worth < victim_worth {
+                (victim, victim_worth) = (i, worth);
             }
         }
         // Keep the old move when the new result has none (fail-low).
-        let mv = if mv == 0 && old_key == key {
-            old as u16
-        } else {
-            mv
-        };
+        let mv = if mv == 0 { old_move } else { mv };
         let data = pack(mv, score, depth, bound, generation);
-        slot.check.store(key ^ data, Ordering::Relaxed);
-        slot.data.store(data, Ordering::Relaxed);
+        cluster[victim].check.store(key ^ data, Ordering::Relaxed);
+        cluster[victim].data.store(data, Ordering::Relaxed);
     }
 
     /// Per-mille of the first 1000 slots used by the current search (USI `hashfull`).
@@ -243,5 +258,45 @@ mod tests {
         assert!(TranspositionTable::try_new(1 << 40).is_none());
         assert!(TranspositionTable::try_new(usize::MAX).is_none());
         assert!(TranspositionTable::try_new(1).is_some());
+    }
+
+    #[test]
+    fn the_whole_size_is_used_in_clusters_of_a_cache_line() {
+        assert_eq!(std::mem::size_of::<[Slot; CLUSTER]>(), 64);
+        let tt = TranspositionTable::new(64);
+        assert_eq!(tt.slots.len() * std::mem::size_of::<Slot>(), 64 << 20);
+        let tt = TranspositionTable::new(3);
+        assert_eq!(tt.slots.len() * std::mem::size_of::<Slot>(), 2 << 20);
+    }
+
+    #[test]
+    fn a_full_cluster_gives_up_its_least_worth_entry() {
+        let tt = TranspositionTable::new(1);
+        let clusters = (tt.mask + 1) as u64;
+        // five positions of one cluster, at depths 5, 1, 7, 3, then 4
+        let keys: Vec<u64> = (1..=5).map(|i| 17 + i * clusters).collect();
+        for (&key, depth) in keys.iter().zip([5, 1, 7, 3]) {
+            tt.store(key, 0x100 + depth as u16, 10 * depth, depth, Bound::Lower);
+        }
+        assert!(keys[..4].iter().all(|&k| tt.probe(k).is_some()));
+        tt.store(keys[4], 0x104, 40, 4, Bound::Exact);
+        let kept: Vec<Option<i32>> = keys.iter().map(|&k| tt.probe(k).map(|e| e.depth)).collect();
+        assert_eq!(kept, [Some(5), None, Some(7), Some(3), Some(4)]);
+
+        // the same position again: its own entry, keeping its move on a fail-low
+        tt.store(keys[2], 0, -30, 8, Bound::Upper);
+        let e = tt.probe(keys[2]).unwrap();
+        assert_eq!(
+            (e.mv, e.score, e.depth, e.bound),
+            (0x107, -30, 8, Bound::Upper)
+        );
+
+        // an older search's entries go first (the shallowest of them here,
+        // at depth 4) even before a shallower current one (depth 3)
+        tt.new_search();
+        tt.store(keys[3], 0x113, 0, 3, Bound::Lower);
+        tt.store(keys[1], 0x111, 0, 1, Bound::Lower);
+        let kept: Vec<Option<i32>> = keys.iter().map(|&k| tt.probe(k).map(|e| e.depth)).collect();
+        assert_eq!(kept, [Some(5), Some(1), Some(8), Some(3), None]);
     }
 }
