@@ -19,7 +19,7 @@ YO_OPTIONS = [("Threads", 1), ("USI_Hash", 64), ("BookFile", "no_book"), ("Netwo
 
 
 def default_positions():
-    bench = open(os.path.join(ROOT, "src/bench.rs")).read()
+    bench = open(os.path.join(ROOT, "src/bench/search.rs")).read()
     sfens = re.findall(r'^\s*"([^"]+ [bw] [^"]* \d+)",$', bench, re.M)
     openings = open(os.path.join(ROOT, "../shared/openings/floodgate2016-24ply.sfen")).read().splitlines()
     return ["sfen " + s for s in sfens] + [l.strip() for l in openings[::500][:12]]

@@ -583,6 +583,40 @@ mod tests {
         }
     }
 
+    /// Quiet moves that the pruning rules would all prune are dropped
+    /// unscored and unsorted (see `Pruned::WithLaterQuiets`): the search
+    /// visits the same nodes and finds the same scores and moves as when
+    /// each is handed out and pruned in turn.
+    #[test]
+    fn dropping_pruned_quiet_moves_keeps_the_tree() {
+        let search = |sfen: &str, drop: bool| {
+            let mut pos = rsshogi::board::position_from_sfen(sfen).unwrap();
+            let tt = TranspositionTable::new(16);
+            let control = Control::new();
+            control.reset(None, None, false);
+            let mut buf = SearchMemory::take(None, 0);
+            let mut legal = Move32List::new();
+            generate_moves_move32::<Legal>(&pos, &mut legal);
+            let root_moves = legal.iter().copied().collect();
+            let mut worker =
+                Worker::<GameSearch>::new(&mut pos, &Material, Some(&tt), &control, 0, &mut buf);
+            worker.drop_pruned_quiets = drop;
+            let r = iterate(
+                &mut worker,
+                root_moves,
+                8,
+                (-INFINITE, INFINITE),
+                &mut |_| {},
+            );
+            (r.nodes, r.score, r.best_move, r.pv)
+        };
+        for sfen in crate::bench::POSITIONS {
+            let dropped = search(sfen, true);
+            assert_eq!(dropped, search(sfen, false), "{sfen}");
+            assert!(dropped.0 > 1000, "{sfen}: {} nodes", dropped.0);
+        }
+    }
+
     fn search_with(memory: &Arc<SearchMemory>, pos: &Position, depth: u32) -> SearchResult {
         let options = SearchOptions {
             memory: Some(memory.clone()),

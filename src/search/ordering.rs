@@ -162,13 +162,13 @@ impl ScoredMoves {
         if self.picked < SELECT_FIRST {
             let mut best = self.next;
             for i in self.next + 1..self.len {
-                if self.moves[i].0 > self.moves[best].0 {
+                if rank(self.moves[i]) > rank(self.moves[best]) {
                     best = i;
                 }
             }
             self.moves.swap(self.next, best);
         } else if self.picked == SELECT_FIRST {
-            self.moves[self.next..self.len].sort_unstable_by_key(|m| std::cmp::Reverse(m.0));
+            self.moves[self.next..self.len].sort_unstable_by_key(|&m| std::cmp::Reverse(rank(m)));
             self.picked = usize::MAX;
         }
         let (score, mv) = self.moves[self.next];
@@ -179,6 +179,27 @@ impl ScoredMoves {
         self.picked = self.picked.saturating_add(1);
         Some((mv, score))
     }
+
+    /// Drops the moves not yet handed out that fail `keep`. The others
+    /// come out in the same order as before: the order is total.
+    pub fn retain_remaining(&mut self, mut keep: impl FnMut(Move32) -> bool) {
+        let mut kept = self.next;
+        for i in self.next..self.len {
+            if keep(self.moves[i].1) {
+                self.moves[kept] = self.moves[i];
+                kept += 1;
+            }
+        }
+        self.len = kept;
+    }
+}
+
+/// The order moves are handed out in, best first: by score, ties by the
+/// move's code, so that it does not depend on where a move stood in the
+/// list (dropping some moves must not reorder the rest).
+#[inline(always)]
+fn rank((score, mv): (i32, Move32)) -> (i32, u32) {
+    (score, mv.raw())
 }
 
 impl Default for ScoredMoves {

@@ -108,6 +108,16 @@ struct LateMove {
     reduction: i32,
 }
 
+/// What the shallow pruning of a move that gives no check decided.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pruned {
+    No,
+    Alone,
+    /// This move and every later quiet move that gives no check: the node's
+    /// quiet moves not yet handed out are dropped unscored.
+    WithLaterQuiets,
+}
+
 /// How many plies shallower a move after the first is searched with a null
 /// window (it is searched again at full depth if it beats alpha).
 #[inline(always)]
@@ -335,8 +345,8 @@ enum Stage {
     GoodCaptures,
     /// The killers and the counter move that are moves here are in.
     Killers([Move32; 3]),
-    /// Everything is in.
-    Rest,
+    /// Everything is in; `filtered`: the pruned quiet moves are out.
+    Rest { filtered: bool },
 }
 
 /// What a node's move ordering needs besides the histories.
@@ -402,6 +412,10 @@ pub(crate) struct Worker<'a, M: Mode> {
     /// A move policy that orders quiet moves at nodes of at least
     /// [`POLICY_DEPTH`] (selective search only).
     pub(super) policy: Option<&'a PolicyModel>,
+    /// Whether quiet moves the pruning rules would all prune are dropped
+    /// unsorted ([`Pruned::WithLaterQuiets`]); off only to test that this
+    /// leaves the tree as it was.
+    pub(super) drop_pruned_quiets: bool,
     mode: PhantomData<M>,
 }
 
@@ -451,6 +465,7 @@ impl<'a, M: Mode> Worker<'a, M> {
             stopped: false,
             buf,
             policy: None,
+            drop_pruned_quiets: true,
             mode: PhantomData,
         }
     }
@@ -689,11 +704,15 @@ impl<'a, M: Mode> Worker<'a, M> {
     /// move, a good capture or a killer saves generating (and scoring) the
     /// quiet moves. Evasions, and the full-width search's moves, are
     /// generated all at once after the table move.
+    ///
+    /// Once `quiets_pruned` (see [`Pruned::WithLaterQuiets`]), the quiet
+    /// moves not yet handed out that give no check are dropped unsorted.
     fn next_move(
         &mut self,
         ply: usize,
         stage: &mut Stage,
         q: &OrderContext,
+        quiets_pruned: bool,
     ) -> Option<(Move32, i32)> {
         loop {
             match *stage {
@@ -704,13 +723,13 @@ impl<'a, M: Mode> Worker<'a, M> {
                     if q.in_check {
                         // `Legal` in check: the evasions (see `generate_evasions`).
                         self.push_scored::<Legal>(ply, &[q.tt_move], q);
-                        *stage = Stage::Rest;
+                        *stage = Stage::Rest { filtered: false };
                     } else if M::SELECTIVE {
                         self.push_scored::<CapturePlusPro>(ply, &[q.tt_move], q);
                         *stage = Stage::GoodCaptures;
                     } else {
                         self.push_scored::<NonEvasions>(ply, &[q.tt_move], q);
-                        *stage = Stage::Rest;
+                        *stage = Stage::Rest { filtered: false };
                     }
                 }
                 Stage::GoodCaptures => {
@@ -751,9 +770,18 @@ impl<'a, M: Mode> Worker<'a, M> {
                         }
                         _ => self.push_scored::<QuietsProMinus>(ply, &skip, q),
                     }
-                    *stage = Stage::Rest;
+                    *stage = Stage::Rest { filtered: false };
                 }
-                Stage::Rest => return self.buf.lists[ply].pick(),
+                Stage::Rest { filtered } => {
+                    if quiets_pruned && !filtered {
+                        let pos = &*self.pos;
+                        self.buf.lists[ply].retain_remaining(|mv| {
+                            is_capture(pos, mv) || mv.is_promotion() || pos.gives_check_move32(mv)
+                        });
+                        *stage = Stage::Rest { filtered: true };
+                    }
+                    return self.buf.lists[ply].pick();
+                }
             }
         }
     }
@@ -963,7 +991,11 @@ impl<'a, M: Mode> Worker<'a, M> {
         let mut searched = 0usize;
         let mut quiets_tried = [Move32::MOVE_NONE; 64];
         let mut quiet_count = 0usize;
-        while let Some((mv, order)) = self.next_move(ply, &mut stage, &order_context) {
+        // Set once a rule has pruned a quiet move that would prune all later
+        // quiet moves that give no check alike.
+        let mut quiets_pruned = false;
+        while let Some((mv, order)) = self.next_move(ply, &mut stage, &order_context, quiets_pruned)
+        {
             if mv == excluded {
                 continue;
             }
@@ -981,13 +1013,16 @@ impl<'a, M: Mode> Worker<'a, M> {
             {
                 // Pruning a legal move lifts `best` to the ceiling and counts
                 // it as searched; once both already hold that is a no-op, so
-                // legality need not even be tested.
+                // legality need not even be tested. A quiet move's ceiling is
+                // the node's: from then on every quiet move is such a no-op.
                 if searched > 0 && best >= ceiling {
+                    quiets_pruned |= quiet && self.drop_pruned_quiets;
                     continue;
                 }
                 if self.pos.is_legal_after_pseudo_move32(mv) {
                     best = best.max(ceiling);
                     searched += 1;
+                    quiets_pruned |= quiet && self.drop_pruned_quiets;
                 }
                 continue;
             }
@@ -1006,13 +1041,15 @@ impl<'a, M: Mode> Worker<'a, M> {
             // Shallow pruning once some move holds a score that is not a
             // loss by mate (so a position is never called mated for want of
             // searched moves).
-            if selective
-                && ply > 0
-                && best > -MATE_IN_MAX_PLY
-                && !gives_check
-                && self.prunes_late_move(&node, &late, alpha)
-            {
-                continue;
+            if selective && ply > 0 && best > -MATE_IN_MAX_PLY && !gives_check {
+                match self.prunes_late_move(&node, &late, alpha) {
+                    Pruned::No => {}
+                    Pruned::Alone => continue,
+                    Pruned::WithLaterQuiets => {
+                        quiets_pruned |= self.drop_pruned_quiets;
+                        continue;
+                    }
+                }
             }
             if !self.pos.is_legal_after_pseudo_move32(mv) {
                 continue;
@@ -1281,25 +1318,32 @@ impl<'a, M: Mode> Worker<'a, M> {
     /// late quiet moves (move count), quiet moves far below alpha
     /// (futility), and moves that lose material (SEE).
     #[inline(always)]
-    fn prunes_late_move(&self, node: &Node, late: &LateMove, alpha: i32) -> bool {
+    fn prunes_late_move(&self, node: &Node, late: &LateMove, alpha: i32) -> Pruned {
         let depth = node.depth;
         let lmr_depth = (depth - 1 - late.reduction).max(0);
         let mv = late.mv;
-        if late.quiet {
-            (depth <= LMP_DEPTH
+        let pruned = if late.quiet {
+            // Move count and futility only tighten as the loop goes on
+            // (more moves searched, alpha higher, later quiet moves
+            // ordered lower): every later quiet move goes too.
+            if (depth <= LMP_DEPTH
                 && late.searched >= lmp_limit(depth, node.improving)
                 && late.order < COUNTER_ORDER)
                 || (!node.in_check
                     && lmr_depth <= FUTILITY_DEPTH
                     && node.static_eval + FUTILITY_BASE + FUTILITY_MARGIN * lmr_depth <= alpha)
-                || (lmr_depth <= SEE_QUIET_DEPTH
-                    && !mv.is_drop()
-                    && see(self.pos, mv) < -SEE_QUIET_MARGIN * lmr_depth * lmr_depth)
+            {
+                return Pruned::WithLaterQuiets;
+            }
+            lmr_depth <= SEE_QUIET_DEPTH
+                && !mv.is_drop()
+                && see(self.pos, mv) < -SEE_QUIET_MARGIN * lmr_depth * lmr_depth
         } else {
             depth <= SEE_CAPTURE_DEPTH
                 && !mv.is_drop()
                 && see(self.pos, mv) < -SEE_CAPTURE_MARGIN * depth
-        }
+        };
+        if pruned { Pruned::Alone } else { Pruned::No }
     }
 
     fn reward_quiet(
@@ -1844,7 +1888,7 @@ pub(super) mod tests {
                 }
                 let mut stage = Stage::Table;
                 let mut handed = Vec::new();
-                while let Some((mv, order)) = w.next_move(0, &mut stage, &q) {
+                while let Some((mv, order)) = w.next_move(0, &mut stage, &q, false) {
                     handed.push((mv.to_move().raw(), order));
                 }
                 // The same scores in the same order as generating all at once.
