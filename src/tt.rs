@@ -162,18 +162,18 @@ impl TranspositionTable {
         &self.slots[first..first + CLUSTER]
     }
 
-    /// Starts loading `key`'s slot into the cache: called before a move is
-    /// made, the child's probe then rarely waits on memory (it was a fifth
-    /// of the game search's time).
+    /// Starts loading `key`'s cluster (one cache line) into the cache:
+    /// called before a move is made, the child's probe then rarely waits on
+    /// memory (it was a fifth of the game search's time).
     #[inline]
     pub fn prefetch(&self, key: u64) {
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            let slot: *const Slot = self.cluster(key).as_ptr();
+            let cluster: *const Slot = self.cluster(key).as_ptr();
             // SAFETY: SSE is part of x86_64's baseline, and a prefetch is
             // a hint that never faults, whatever the address.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(slot.cast()) };
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(cluster.cast()) };
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = key;

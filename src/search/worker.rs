@@ -786,8 +786,8 @@ impl<'a, M: Mode> Worker<'a, M> {
         }
     }
 
-    /// Starts loading the table slot of the position after `mv`, so that the
-    /// child's probe finds it in the cache.
+    /// Starts loading the table cluster of the position after `mv`, so that
+    /// the child's probe finds it in the cache.
     fn prefetch_after(&self, mv: Move32) {
         if let Some(tt) = self.tt {
             // rsshogi marks its key prediction for removal in 2.0; until then
