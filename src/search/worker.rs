@@ -1194,6 +1194,17 @@ impl<'a, M: Mode> Worker<'a, M> {
         // The game search leaves a depth-1 node's mate in one to its moves
         // (a check is never pruned, and the mated child has no evasion):
         // probing every frontier node cost more than finding it a ply later.
+        // Reverse futility: so far above beta that a quiet move would not
+        // bring it back at this depth. Before the mate-in-one probe: the
+        // node fails high either way.
+        if selective
+            && !pv_node
+            && !is_mate_score(beta)
+            && depth <= RFP_DEPTH
+            && static_eval - RFP_MARGIN * (depth - i32::from(improving)) >= beta
+        {
+            return Some(static_eval);
+        }
         if !mate_probed
             && (!selective || depth >= 2)
             && let Some(mv) = solve_mate_in_one_in_place(self.pos)
@@ -1202,13 +1213,6 @@ impl<'a, M: Mode> Worker<'a, M> {
             return Some(mate_in(ply + 1));
         }
         if selective && !pv_node && !is_mate_score(beta) {
-            // Reverse futility: so far above beta that a quiet move
-            // would not bring it back at this depth.
-            if depth <= RFP_DEPTH
-                && static_eval - RFP_MARGIN * (depth - i32::from(improving)) >= beta
-            {
-                return Some(static_eval);
-            }
             // Razoring: far below alpha, only captures could help.
             if depth <= RAZOR_DEPTH && static_eval + RAZOR_MARGIN * depth <= alpha {
                 let v = self.quiescence(alpha, alpha + 1, ply, 0);
