@@ -35,6 +35,8 @@ pub struct Entry {
     pub score: i32,
     pub depth: i32,
     pub bound: Bound,
+    /// The position was searched for a mate in one and has none.
+    pub no_mate_in_one: bool,
 }
 
 struct Slot {
@@ -113,13 +115,17 @@ pub struct TranspositionTable {
 }
 
 // data layout: mv 16 | score 16 | depth 8 | bound 2 | generation 6
-fn pack(mv: u16, score: i32, depth: i32, bound: Bound, generation: u8) -> u64 {
+fn pack(mv: u16, score: i32, depth: i32, bound: Bound, generation: u8, no_mate: bool) -> u64 {
     u64::from(mv)
         | (u64::from(score as i16 as u16) << 16)
         | (u64::from(depth.clamp(-1, 254) as i16 as u8) << 32)
         | ((bound as u64) << 40)
         | (u64::from(generation & 63) << 42)
+        | (u64::from(no_mate) << NO_MATE_BIT)
 }
+
+/// The data bit of [`Entry::no_mate_in_one`].
+const NO_MATE_BIT: u32 = 48;
 
 impl TranspositionTable {
     /// A table of about `megabytes` MiB (rounded down to a power of two
@@ -196,6 +202,7 @@ impl TranspositionTable {
             score: i32::from((data >> 16) as u16 as i16),
             depth: i32::from((data >> 32) as u8 as i8),
             bound,
+            no_mate_in_one: data >> NO_MATE_BIT & 1 == 1,
         })
     }
 
@@ -204,11 +211,26 @@ impl TranspositionTable {
     /// depth less 8 for each search since it was written), as Stockfish's
     /// table replaces.
     pub fn store(&self, key: u64, mv: u16, score: i32, depth: i32, bound: Bound) {
+        self.store_probed(key, mv, score, depth, bound, false);
+    }
+
+    /// [`Self::store`], `no_mate` when the search found the position has no
+    /// mate in one (an entry of the same position that said so keeps it).
+    pub fn store_probed(
+        &self,
+        key: u64,
+        mv: u16,
+        score: i32,
+        depth: i32,
+        bound: Bound,
+        no_mate: bool,
+    ) {
         let cluster = self.cluster(key);
         let generation = self.generation.load(Ordering::Relaxed) & 63;
         let mut victim = 0;
         let mut victim_worth = i32::MAX;
         let mut old_move = 0;
+        let mut no_mate = no_mate;
         for (i, slot) in cluster.iter().enumerate() {
             let old = slot.data.load(Ordering::Relaxed);
             if old == 0 {
@@ -219,6 +241,7 @@ impl TranspositionTable {
             }
             if slot.check.load(Ordering::Relaxed) ^ old == key {
                 (victim, old_move) = (i, old as u16);
+                no_mate |= old >> NO_MATE_BIT & 1 == 1;
                 break;
             }
             let old_depth = i32::from((old >> 32) as u8 as i8);
@@ -230,7 +253,7 @@ impl TranspositionTable {
         }
         // Keep the old move when the new result has none (fail-low).
         let mv = if mv == 0 { old_move } else { mv };
-        let data = pack(mv, score, depth, bound, generation);
+        let data = pack(mv, score, depth, bound, generation, no_mate);
         cluster[victim].check.store(key ^ data, Ordering::Relaxed);
         cluster[victim].data.store(data, Ordering::Relaxed);
     }
@@ -298,5 +321,14 @@ mod tests {
         tt.store(keys[1], 0x111, 0, 1, Bound::Lower);
         let kept: Vec<Option<i32>> = keys.iter().map(|&k| tt.probe(k).map(|e| e.depth)).collect();
         assert_eq!(kept, [Some(5), Some(1), Some(8), Some(3), None]);
+
+        // a position found to have no mate in one stays so marked when
+        // its entry is written again without the probe
+        assert!(!tt.probe(keys[0]).unwrap().no_mate_in_one);
+        tt.store_probed(keys[0], 0x120, -5, 0, Bound::Upper, true);
+        tt.store(keys[0], 0x121, 7, 0, Bound::Lower);
+        let e = tt.probe(keys[0]).unwrap();
+        assert_eq!((e.mv, e.score, e.no_mate_in_one), (0x121, 7, true));
+        assert!(!tt.probe(keys[1]).unwrap().no_mate_in_one);
     }
 }

@@ -416,6 +416,9 @@ pub(crate) struct Worker<'a, M: Mode> {
     /// unsorted ([`Pruned::WithLaterQuiets`]); off only to test that this
     /// leaves the tree as it was.
     pub(super) drop_pruned_quiets: bool,
+    /// Set by a quiescence node that probed for a mate in one and found
+    /// none, for the table entry its caller writes.
+    probed_no_mate: bool,
     mode: PhantomData<M>,
 }
 
@@ -466,6 +469,7 @@ impl<'a, M: Mode> Worker<'a, M> {
             buf,
             policy: None,
             drop_pruned_quiets: true,
+            probed_no_mate: false,
             mode: PhantomData,
         }
     }
@@ -929,8 +933,9 @@ impl<'a, M: Mode> Worker<'a, M> {
         };
         // A main-search entry (depth ≥ 1) was written by a visit that
         // probed this very position for a mate in one and found none (a
-        // mate returns before any write): the probe would say the same.
-        let mate_probed = tt_entry.is_some_and(|e| e.depth >= 1);
+        // mate returns before any write), and a quiescence entry says so
+        // when its visit probed: the probe would say the same.
+        let mate_probed = tt_entry.is_some_and(|e| e.depth >= 1 || e.no_mate_in_one);
         if !in_check
             && ply > 0
             && excluded == Move32::MOVE_NONE
@@ -1554,7 +1559,10 @@ impl<'a, M: Mode> Worker<'a, M> {
             }
         }
         // A position found in the table was looked at for a mate in one.
+        self.probed_no_mate = false;
         let value = self.quiescence_node(alpha, beta, ply, qply, entry.is_none());
+        // this node's own probe (its children's were taken by their visits)
+        let no_mate = std::mem::take(&mut self.probed_no_mate);
         if !self.stopped {
             let (bound, mv) = if value >= beta {
                 (Bound::Lower, self.buf.pv[ply][ply])
@@ -1568,7 +1576,14 @@ impl<'a, M: Mode> Worker<'a, M> {
             } else {
                 Move32::MOVE_NONE
             };
-            tt.store(key, mv.to_move().raw(), to_tt(value, ply), 0, bound);
+            tt.store_probed(
+                key,
+                mv.to_move().raw(),
+                to_tt(value, ply),
+                0,
+                bound,
+                no_mate,
+            );
         }
         value
     }
@@ -1672,13 +1687,14 @@ impl<'a, M: Mode> Worker<'a, M> {
         // The mate-in-1 check comes after the captures: when one of them
         // already fails high, a mate could only fail high too, and the check
         // (a tenth of labelling time) is skipped.
-        if mate_check
-            && !in_check
-            && best < beta
-            && let Some(mv) = solve_mate_in_one_in_place(self.pos)
-        {
-            self.set_pv_leaf(ply, mv);
-            return mate_in(ply + 1);
+        if mate_check && !in_check && best < beta {
+            match solve_mate_in_one_in_place(self.pos) {
+                Some(mv) => {
+                    self.set_pv_leaf(ply, mv);
+                    return mate_in(ply + 1);
+                }
+                None => self.probed_no_mate = true,
+            }
         }
         best
     }
