@@ -213,6 +213,12 @@ pub fn is_capture(pos: &Position, mv: Move32) -> bool {
     !mv.is_drop() && !pos.piece_on(mv.to_sq()).is_empty()
 }
 
+/// Whether a move is quiet: neither a capture nor a promotion (the moves
+/// move-count and futility pruning apply to).
+pub fn is_quiet(pos: &Position, mv: Move32) -> bool {
+    !is_capture(pos, mv) && !mv.is_promotion()
+}
+
 /// Most valuable victim first, least valuable attacker breaking ties.
 pub fn mvv_lva(pos: &Position, mv: Move32) -> i32 {
     let victim = piece_value(pos.piece_on(mv.to_sq()).piece_type());

@@ -18,7 +18,7 @@ use super::Control;
 use super::mode::Mode;
 use super::ordering::{
     COUNTER, ContinuationHistory, GOOD_CAPTURE, History, KILLER, PIECE_TO, QuietContext,
-    ScoredMoves, TT_MOVE, is_capture, loses_material, mvv_lva, piece_to, score_move,
+    ScoredMoves, TT_MOVE, is_capture, is_quiet, loses_material, mvv_lva, piece_to, score_move,
     score_move_selective,
 };
 use super::score::{
@@ -109,7 +109,7 @@ struct LateMove {
 }
 
 /// What the shallow pruning of a move that gives no check decided.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 enum Pruned {
     No,
     Alone,
@@ -780,7 +780,7 @@ impl<'a, M: Mode> Worker<'a, M> {
                     if quiets_pruned && !filtered {
                         let pos = &*self.pos;
                         self.buf.lists[ply].retain_remaining(|mv| {
-                            is_capture(pos, mv) || mv.is_promotion() || pos.gives_check_move32(mv)
+                            !is_quiet(pos, mv) || pos.gives_check_move32(mv)
                         });
                         *stage = Stage::Rest { filtered: true };
                     }
@@ -1004,9 +1004,8 @@ impl<'a, M: Mode> Worker<'a, M> {
             if mv == excluded {
                 continue;
             }
-            let capture = is_capture(self.pos, mv);
             let gives_check = self.pos.gives_check_move32(mv);
-            let quiet = !capture && !mv.is_promotion();
+            let quiet = is_quiet(self.pos, mv);
             if frontier
                 && !gives_check
                 && let Some(ceiling) = if quiet {
