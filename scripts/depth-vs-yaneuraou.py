@@ -10,7 +10,9 @@ Positions default to the bench's eight and twelve real floodgate openings
 middle-game positions (plies 50 and 70 of WCSC28 games, every 11th). Prints one line a position and the
 medians. A diagnostic, not a strength claim: use `niwatori match` for that.
 """
-import argparse, os, re, statistics, subprocess, sys, time
+import argparse, os, re, statistics, sys
+
+from usi_engine import UsiEngine
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 YO = os.path.join(ROOT, "../shared/tools/yaneuraou/YaneuraOu-material")
@@ -26,42 +28,10 @@ def default_positions():
 
 
 def search(cmd, options, positions, go):
-    """(depth, nodes, bestmove) of the last `info` before each `bestmove`."""
-    p = subprocess.Popen(cmd, shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-
-    def send(line):
-        p.stdin.write(line + "\n")
-        p.stdin.flush()
-
-    def read_until(prefix):
-        while True:
-            line = p.stdout.readline()
-            if not line:
-                sys.exit(f"{cmd}: the engine closed its output")
-            if line.startswith(prefix):
-                return line
-
-    send("usi"); read_until("usiok")
-    for name, value in options:
-        send(f"setoption name {name} value {value}")
-    send("isready"); read_until("readyok"); send("usinewgame")
-    out = []
-    for pos in positions:
-        send(f"position {pos}"); send(go)
-        start = time.monotonic()
-        depth = nodes = 0
-        while True:
-            line = p.stdout.readline()
-            if not line:
-                sys.exit(f"{cmd}: the engine closed its output")
-            w = line.split()
-            if w and w[0] == "info" and "depth" in w and "nodes" in w:
-                depth, nodes = int(w[w.index("depth") + 1]), int(w[w.index("nodes") + 1])
-            if w and w[0] == "bestmove":
-                out.append((depth, nodes, w[1], time.monotonic() - start))
-                break
-    send("quit")
-    p.wait()
+    """(depth, nodes, bestmove, seconds) of each position's search."""
+    engine = UsiEngine(cmd, options)
+    out = [engine.search(pos, go) for pos in positions]
+    engine.quit()
     return out
 
 

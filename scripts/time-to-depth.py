@@ -10,49 +10,19 @@ that the machine's load falls on both alike. Prints each build's total nodes,
 the median time and nodes/s, and B's time as a ratio of A's, and whether both
 chose the same moves. A diagnostic of speed, not of strength.
 """
-import argparse, os, statistics, subprocess, sys, time
+import argparse, os, statistics, sys
+
+from usi_engine import UsiEngine
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def run(binary, positions, depth):
     """(total nodes, seconds between each `go` and its `bestmove`, moves)."""
-    p = subprocess.Popen([binary, "usi"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-
-    def send(line):
-        p.stdin.write(line + "\n")
-        p.stdin.flush()
-
-    def read_until(prefix):
-        nodes = None
-        while True:
-            line = p.stdout.readline()
-            if not line:
-                sys.exit(f"{binary}: the engine closed its output")
-            w = line.split()
-            if w and w[0] == "info" and "nodes" in w:
-                nodes = int(w[w.index("nodes") + 1])
-            if line.startswith(prefix):
-                return line, nodes
-
-    send("usi"); read_until("usiok")
-    send("setoption name USI_Hash value 64")
-    send("isready"); read_until("readyok")
-    total_nodes, seconds, moves = 0, 0.0, []
-    for n, pos in enumerate(positions, 1):
-        send("usinewgame"); send(f"position {pos}")
-        send("isready"); read_until("readyok")
-        start = time.monotonic()
-        send(f"go depth {depth}")
-        line, nodes = read_until("bestmove")
-        seconds += time.monotonic() - start
-        if nodes is None:
-            sys.exit(f"{binary}: no `info … nodes` before the bestmove of position {n}")
-        total_nodes += nodes
-        moves.append(line.split()[1])
-    send("quit")
-    p.wait()
-    return total_nodes, seconds, moves
+    engine = UsiEngine(f"{binary} usi", [("USI_Hash", 64)])
+    results = [engine.search(pos, f"go depth {depth}") for pos in positions]
+    engine.quit()
+    return sum(r[1] for r in results), sum(r[3] for r in results), [r[2] for r in results]
 
 
 def main():
