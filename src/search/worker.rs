@@ -416,9 +416,6 @@ pub(crate) struct Worker<'a, M: Mode> {
     /// unsorted ([`Pruned::WithLaterQuiets`]); off only to test that this
     /// leaves the tree as it was.
     pub(super) drop_pruned_quiets: bool,
-    /// Set by a quiescence node that probed for a mate in one and found
-    /// none, for the table entry its caller writes.
-    probed_no_mate: bool,
     mode: PhantomData<M>,
 }
 
@@ -469,7 +466,6 @@ impl<'a, M: Mode> Worker<'a, M> {
             buf,
             policy: None,
             drop_pruned_quiets: true,
-            probed_no_mate: false,
             mode: PhantomData,
         }
     }
@@ -1546,7 +1542,7 @@ impl<'a, M: Mode> Worker<'a, M> {
     /// search reads and fills the transposition table here too.
     pub fn quiescence(&mut self, alpha: i32, beta: i32, ply: usize, qply: usize) -> i32 {
         let Some(tt) = self.tt.filter(|_| M::SELECTIVE) else {
-            return self.quiescence_node(alpha, beta, ply, qply, qply == 0);
+            return self.quiescence_node(alpha, beta, ply, qply, qply == 0).0;
         };
         let key = self.pos.key().low_u64();
         let entry = tt.probe(key);
@@ -1558,10 +1554,7 @@ impl<'a, M: Mode> Worker<'a, M> {
             }
         }
         // A position found in the table was looked at for a mate in one.
-        self.probed_no_mate = false;
-        let value = self.quiescence_node(alpha, beta, ply, qply, entry.is_none());
-        // this node's own probe (its children's were taken by their visits)
-        let no_mate = std::mem::take(&mut self.probed_no_mate);
+        let (value, no_mate) = self.quiescence_node(alpha, beta, ply, qply, entry.is_none());
         if !self.stopped {
             let (bound, mv) = if value >= beta {
                 (Bound::Lower, self.buf.pv[ply][ply])
@@ -1588,7 +1581,8 @@ impl<'a, M: Mode> Worker<'a, M> {
     }
 
     /// [`Worker::quiescence`] without the table; `mate_check`: look for a
-    /// mate in one when no capture fails high.
+    /// mate in one when no capture fails high. Returns the value and
+    /// whether that look found no mate (for the table entry).
     fn quiescence_node(
         &mut self,
         mut alpha: i32,
@@ -1596,16 +1590,17 @@ impl<'a, M: Mode> Worker<'a, M> {
         ply: usize,
         qply: usize,
         mate_check: bool,
-    ) -> i32 {
+    ) -> (i32, bool) {
         self.buf.pv_len[ply] = ply;
         self.count_node();
         if self.stopped {
-            return 0;
+            return (0, false);
         }
         self.seldepth = self.seldepth.max(ply);
         let in_check = self.pos.is_in_check();
         if ply >= MAX_PLY - 1 || qply >= MAX_QUIESCENCE_PLY {
-            return if in_check { 0 } else { self.static_eval(ply) };
+            let value = if in_check { 0 } else { self.static_eval(ply) };
+            return (value, false);
         }
         let mut generated = Move32List::new();
         let mut best;
@@ -1628,11 +1623,11 @@ impl<'a, M: Mode> Worker<'a, M> {
             }
         } else {
             match self.lazy_stand_pat(ply, alpha, beta) {
-                StandPat::Cut(v) => return v,
+                StandPat::Cut(v) => return (v, false),
                 StandPat::Below(ceiling) => best = ceiling,
                 StandPat::Exact(stand_pat) => {
                     if stand_pat >= beta {
-                        return stand_pat;
+                        return (stand_pat, false);
                     }
                     best = stand_pat;
                     alpha = alpha.max(stand_pat);
@@ -1652,8 +1647,8 @@ impl<'a, M: Mode> Worker<'a, M> {
         }
         if tried != Move32::MOVE_NONE {
             match self.quiescence_try(tried, in_check, &mut best, &mut alpha, beta, ply, qply) {
-                None => return 0,
-                Some(true) => return best,
+                None => return (0, false),
+                Some(true) => return (best, false),
                 Some(false) => {}
             }
         }
@@ -1678,7 +1673,7 @@ impl<'a, M: Mode> Worker<'a, M> {
                 continue;
             }
             match self.quiescence_try(mv, in_check, &mut best, &mut alpha, beta, ply, qply) {
-                None => return 0,
+                None => return (0, false),
                 Some(true) => break,
                 Some(false) => {}
             }
@@ -1690,12 +1685,12 @@ impl<'a, M: Mode> Worker<'a, M> {
             match solve_mate_in_one_in_place(self.pos) {
                 Some(mv) => {
                     self.set_pv_leaf(ply, mv);
-                    return mate_in(ply + 1);
+                    return (mate_in(ply + 1), false);
                 }
-                None => self.probed_no_mate = true,
+                None => return (best, true),
             }
         }
-        best
+        (best, false)
     }
 }
 
