@@ -22,7 +22,7 @@ def run(binary, positions, depth):
     engine = UsiEngine(f"{binary} usi", [("USI_Hash", 64)])
     results = [engine.search(pos, f"go depth {depth}") for pos in positions]
     engine.quit()
-    return sum(r[1] for r in results), sum(r[3] for r in results), [r[2] for r in results]
+    return sum(r.nodes for r in results), sum(r.seconds for r in results), [r.move for r in results]
 
 
 def main():

@@ -1,7 +1,10 @@
 """A USI engine driven through its pipes, for the search diagnostics
 (`time-to-depth.py`, `depth-vs-yaneuraou.py`): one class, so both read the
 engine's output the same way."""
-import subprocess, sys, time
+import collections, subprocess, sys, time
+
+# What one `go` found: depth and nodes of the last `info` that has them.
+Search = collections.namedtuple("Search", "depth nodes move seconds")
 
 
 class UsiEngine:
@@ -35,8 +38,7 @@ class UsiEngine:
 
     def search(self, position, go):
         """Searches `position` (`sfen …` or `startpos moves …`) in a new game
-        with the `go` command line: (depth, nodes, bestmove, seconds), depth
-        and nodes from the last `info` that has them, seconds from `go` to
+        with the `go` command line: a `Search`, seconds from `go` to
         `bestmove`."""
         # `isready` before `position`: YaneuraOu's resets the position
         self.send("usinewgame")
@@ -57,7 +59,7 @@ class UsiEngine:
         seconds = time.monotonic() - start
         if "nodes" not in last:
             sys.exit(f"{self.cmd}: no `info … depth … nodes` before the bestmove of {position[:60]}…")
-        return last["depth"], last["nodes"], line.split()[1], seconds
+        return Search(last["depth"], last["nodes"], line.split()[1], seconds)
 
     def quit(self):
         self.send("quit")

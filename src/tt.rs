@@ -114,7 +114,7 @@ pub struct TranspositionTable {
     generation: AtomicU8,
 }
 
-// data layout: mv 16 | score 16 | depth 8 | bound 2 | generation 6
+// data layout: mv 16 | score 16 | depth 8 | bound 2 | generation 6 | no mate in one 1
 fn pack(mv: u16, score: i32, depth: i32, bound: Bound, generation: u8, no_mate: bool) -> u64 {
     u64::from(mv)
         | (u64::from(score as i16 as u16) << 16)

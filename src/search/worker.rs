@@ -1191,9 +1191,6 @@ impl<'a, M: Mode> Worker<'a, M> {
             ..
         } = *node;
         let selective = M::SELECTIVE;
-        // The game search leaves a depth-1 node's mate in one to its moves
-        // (a check is never pruned, and the mated child has no evasion):
-        // probing every frontier node cost more than finding it a ply later.
         // Reverse futility: so far above beta that a quiet move would not
         // bring it back at this depth. Before the mate-in-one probe: the
         // node fails high either way.
@@ -1205,6 +1202,9 @@ impl<'a, M: Mode> Worker<'a, M> {
         {
             return Some(static_eval);
         }
+        // The game search leaves a depth-1 node's mate in one to its moves
+        // (a check is never pruned, and the mated child has no evasion):
+        // probing every frontier node cost more than finding it a ply later.
         if !mate_probed
             && (!selective || depth >= 2)
             && let Some(mv) = solve_mate_in_one_in_place(self.pos)
