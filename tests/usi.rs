@@ -83,6 +83,36 @@ fn plays_a_legal_move_with_info_lines() {
 }
 
 #[test]
+fn the_last_info_line_counts_the_nodes_of_an_unfinished_iteration() {
+    // `go nodes` stops inside an iteration; the nodes it searched there
+    // are searched all the same (comparisons of nodes per move read them).
+    let mut e = UsiProcess::start();
+    e.send("usi");
+    e.until("usiok", T);
+    e.send("isready");
+    e.until("readyok", T);
+    e.send("usinewgame");
+    e.send("position startpos moves 7g7f 3c3d 2g2f");
+    e.send("go nodes 200000");
+    let lines = e.until("bestmove", T);
+    let nodes: Vec<u64> = lines
+        .iter()
+        .filter(|l| l.starts_with("info depth"))
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let at = w.iter().position(|&x| x == "nodes").expect("nodes field");
+            w[at + 1].parse().expect("a node count")
+        })
+        .collect();
+    let last = *nodes.last().expect("info lines");
+    assert!(
+        (200_000..201_000).contains(&last),
+        "the last info line reports {last} nodes of 200000: {nodes:?}"
+    );
+    e.quit();
+}
+
+#[test]
 fn mates_in_one_are_played() {
     let mut e = UsiProcess::start();
     e.send("isready");

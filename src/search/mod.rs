@@ -376,6 +376,7 @@ fn iterate(
         pv: vec![root_moves[0]],
     };
     let mut depth = 1 + (worker.id as u32 & 1);
+    let mut reported_nodes = 0;
     while depth <= max_depth {
         worker.root_depth = depth as i32;
         let iteration = aspiration(worker, &mut root_moves, depth as i32, result.score, window);
@@ -395,18 +396,7 @@ fn iterate(
         let score = iteration.score;
         result.depth = depth;
         if worker.id == 0 {
-            let time_ms = control.elapsed_ms();
-            let nodes = control.total_nodes(worker.nodes);
-            report(&Info {
-                depth,
-                seldepth: worker.seldepth as u32,
-                time_ms,
-                nodes,
-                nps: nodes * 1000 / time_ms.max(1),
-                hashfull: worker.tt.map_or(0, TranspositionTable::hashfull),
-                score,
-                pv: result.pv.clone(),
-            });
+            reported_nodes = report_iteration(worker, &result, report);
             if !control.pondering.load(Ordering::Relaxed)
                 && let Some(b) = control.budget()
                 && control.clock_ms() >= b.optimum
@@ -420,8 +410,35 @@ fn iterate(
         }
         depth += 1;
     }
+    // Stopped inside an iteration: its nodes were searched too, and a
+    // host comparing nodes per move (or a GUI's counter) should see them.
+    if worker.id == 0 && result.depth > 0 && control.total_nodes(worker.nodes) > reported_nodes {
+        report_iteration(worker, &result, report);
+    }
     result.nodes = control.total_nodes(worker.nodes);
     result
+}
+
+/// Reports `result` (the last completed iteration's depth, the best move's
+/// score and line) with the nodes and time so far; returns the nodes.
+fn report_iteration(
+    worker: &Worker<GameSearch>,
+    result: &SearchResult,
+    report: &mut (dyn FnMut(&Info) + Send),
+) -> u64 {
+    let time_ms = worker.control.elapsed_ms();
+    let nodes = worker.control.total_nodes(worker.nodes);
+    report(&Info {
+        depth: result.depth,
+        seldepth: worker.seldepth as u32,
+        time_ms,
+        nodes,
+        nps: nodes * 1000 / time_ms.max(1),
+        hashfull: worker.tt.map_or(0, TranspositionTable::hashfull),
+        score: result.score,
+        pv: result.pv.clone(),
+    });
+    nodes
 }
 
 struct Iteration {
