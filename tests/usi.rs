@@ -87,11 +87,6 @@ fn the_last_info_line_counts_the_nodes_of_an_unfinished_iteration() {
     // `go nodes` stops inside an iteration; the nodes it searched there
     // are searched all the same (comparisons of nodes per move read them).
     let mut e = UsiProcess::start();
-    e.send("usi");
-    e.until("usiok", T);
-    e.send("isready");
-    e.until("readyok", T);
-    e.send("usinewgame");
     e.send("position startpos moves 7g7f 3c3d 2g2f");
     e.send("go nodes 200000");
     let lines = e.until("bestmove", T);
