@@ -282,6 +282,9 @@ pub struct Engine {
     /// The `PolicyFile` loaded, and from which path.
     policy: Option<(String, Arc<PolicyModel>)>,
     position: Position,
+    /// False after a refused `position` command until one is accepted:
+    /// `go` then answers without searching the stale position.
+    position_accepted: bool,
     from_start: bool,
     moves_played: usize,
     control: Arc<Control>,
@@ -309,6 +312,7 @@ impl Engine {
             policy: None,
             options,
             position,
+            position_accepted: true,
             from_start: true,
             moves_played: 0,
             control: Arc::new(Control::new()),
@@ -378,15 +382,28 @@ impl Engine {
                 match parse_position(args) {
                     Ok((pos, from_start, moves)) => {
                         self.position = pos;
+                        self.position_accepted = true;
                         self.from_start = from_start;
                         self.moves_played = moves;
                     }
-                    Err(e) => error(&e),
+                    Err(e) => {
+                        self.position_accepted = false;
+                        error(&e);
+                    }
                 }
             }
             "go" => {
                 self.stop_search();
+                let refused = "go: no position to search (the last position command was refused)";
                 match parse_go(args) {
+                    Ok((_, mate)) if !self.position_accepted => {
+                        error(refused);
+                        send(if mate.is_some() {
+                            "checkmate nomate"
+                        } else {
+                            "bestmove resign"
+                        });
+                    }
                     Ok((limits, None)) => self.go(limits),
                     Ok((_, Some(ms))) => self.go_mate(ms),
                     Err(e) => error(&e),

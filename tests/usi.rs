@@ -196,6 +196,38 @@ fn malformed_input_is_reported_and_survived() {
     e.quit();
 }
 
+/// After a refused `position`, `go` must not search the position before
+/// it (its move may be illegal in the game the GUI meant): it reports the
+/// error and resigns, `go mate` answers nomate; the next accepted
+/// `position` plays again.
+#[test]
+fn go_after_a_refused_position_does_not_search_the_stale_one() {
+    let mut e = UsiProcess::start();
+    e.send("position startpos moves 7g7f");
+    e.send("position startpos moves 7g7f 7g7f");
+    e.until("info string error", T);
+    e.send("go depth 3");
+    let lines = e.until("bestmove", T);
+    assert!(
+        lines.iter().any(|l| l.contains("no position to search")),
+        "{lines:?}"
+    );
+    assert_eq!(bestmove(&lines), "resign");
+    e.send("go mate 1000");
+    assert_eq!(e.until("checkmate", T).pop().unwrap(), "checkmate nomate");
+    e.send("position startpos moves 7g7f");
+    e.send("go depth 3");
+    let mv = bestmove(&e.until("bestmove", T));
+    let mut pos = rsshogi::board::hirate_position();
+    pos.apply_move32(pos.move32_from_usi("7g7f").unwrap());
+    assert!(
+        pos.move32_from_usi(&mv)
+            .is_some_and(|m| pos.is_legal_move32(m)),
+        "{mv} is not a legal reply to 7g7f"
+    );
+    e.quit();
+}
+
 /// A model file whose header asks for more weights than it holds is an
 /// error at `isready`, naming the file; the engine goes on with material.
 #[test]
