@@ -14,6 +14,19 @@ fn bestmove(lines: &[String]) -> String {
     last.split_whitespace().nth(1).unwrap().to_string()
 }
 
+/// `mv` is legal after `moves` from the start position.
+fn assert_legal_after(moves: &[&str], mv: &str) {
+    let mut pos = rsshogi::board::hirate_position();
+    for m in moves {
+        pos.apply_move32(pos.move32_from_usi(m).unwrap());
+    }
+    assert!(
+        pos.move32_from_usi(mv)
+            .is_some_and(|m| pos.is_legal_move32(m)),
+        "{mv} is not legal after {moves:?}"
+    );
+}
+
 #[test]
 fn handshake_lists_options() {
     let mut e = UsiProcess::start();
@@ -68,17 +81,7 @@ fn plays_a_legal_move_with_info_lines() {
     ] {
         assert!(info.contains(field), "{field} missing in {info}");
     }
-    let mut pos = rsshogi::board::hirate_position();
-    for m in ["7g7f", "3c3d", "2g2f"] {
-        let mv = pos.move32_from_usi(m).unwrap();
-        pos.apply_move32(mv);
-    }
-    let best = bestmove(&lines);
-    assert!(
-        pos.move32_from_usi(&best)
-            .is_some_and(|m| pos.is_legal_move32(m)),
-        "{best}"
-    );
+    assert_legal_after(&["7g7f", "3c3d", "2g2f"], &bestmove(&lines));
     e.quit();
 }
 
@@ -217,14 +220,7 @@ fn go_after_a_refused_position_does_not_search_the_stale_one() {
     assert_eq!(e.until("checkmate", T).pop().unwrap(), "checkmate nomate");
     e.send("position startpos moves 7g7f");
     e.send("go depth 3");
-    let mv = bestmove(&e.until("bestmove", T));
-    let mut pos = rsshogi::board::hirate_position();
-    pos.apply_move32(pos.move32_from_usi("7g7f").unwrap());
-    assert!(
-        pos.move32_from_usi(&mv)
-            .is_some_and(|m| pos.is_legal_move32(m)),
-        "{mv} is not a legal reply to 7g7f"
-    );
+    assert_legal_after(&["7g7f"], &bestmove(&e.until("bestmove", T)));
     e.quit();
 }
 
