@@ -449,8 +449,17 @@ struct Iteration {
     improved: bool,
 }
 
-/// Half the first aspiration window, in centipawns.
+/// Half the first aspiration window, in centipawns, around a level score.
 const ASPIRATION_DELTA: i32 = 40;
+
+/// Half the first aspiration window around `previous`: wider as the score
+/// grows (YaneuraOu's 5 + score² / 9000), since a lopsided position's score
+/// moves by more from one iteration to the next, and each fail low
+/// searches every root move again.
+fn aspiration_delta(previous: i32) -> i32 {
+    let s = previous.abs().min(5_000);
+    ASPIRATION_DELTA + s * s / 10_000
+}
 
 /// One iteration, first in a window around the previous score, widened
 /// each time the score falls outside it, up to the caller's `window`
@@ -465,7 +474,7 @@ fn aspiration(
     if depth < 4 || score::is_mate_score(previous) {
         return root_search(worker, root_moves, depth, lo, hi);
     }
-    let mut delta = ASPIRATION_DELTA;
+    let mut delta = aspiration_delta(previous);
     let mut alpha = (previous - delta).max(lo);
     let mut beta = (previous + delta).min(hi);
     let mut improved = false;
