@@ -570,6 +570,17 @@ mod tests {
     use super::*;
     use crate::eval::Material;
 
+    #[test]
+    fn the_aspiration_window_widens_with_the_score() {
+        assert_eq!(aspiration_delta(0), ASPIRATION_DELTA);
+        assert_eq!(aspiration_delta(1_000), 140);
+        assert_eq!(aspiration_delta(-2_400), 616, "a loss widens as a win");
+        for s in 0..6_000 {
+            assert!(aspiration_delta(s + 1) >= aspiration_delta(s), "score {s}");
+        }
+        assert_eq!(aspiration_delta(20_000), aspiration_delta(5_000), "capped");
+    }
+
     /// A root window that holds the full-window score gives it back; one
     /// above it fails low (an upper bound at or below alpha), one below it
     /// fails high (a lower bound at or above beta).
